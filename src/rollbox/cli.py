@@ -1,0 +1,270 @@
+"""The `rollbox` command. Every RollboxError becomes one clear line and exit status 2."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from rollbox import __version__
+from rollbox.errors import ConfigError, RollboxError
+from rollbox.tasks import BUNDLED, Task, TaskSet, load_task, load_tasks, read_tree
+
+app = typer.Typer(
+    help="rollbox: run LLM agents on executable, verifiable tasks, and score what they did.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+tasks_app = typer.Typer(help="List, show and check task sets.", no_args_is_help=True)
+app.add_typer(tasks_app, name="tasks")
+
+out = Console()
+err = Console(stderr=True)
+
+TasksArg = Annotated[
+    str, typer.Argument(help="A directory of tasks, one task directory, or 'bundled'.")
+]
+
+
+def _load(where: str, *, split: str | None = None, family: str | None = None) -> TaskSet:
+    """Load a task set, reporting every bad task on stderr; the good ones still load."""
+    ts = load_tasks(where)
+    for e in ts.errors:
+        err.print(f"[red]bad task[/red] {e}", highlight=False, soft_wrap=True)
+    if not ts and not ts.errors:
+        raise ConfigError(f"no tasks in {where!r} (a task is a directory with a task.toml)")
+    return ts.filter(split=split, family=family)
+
+
+@tasks_app.command("list")
+def tasks_list(
+    tasks: TasksArg = BUNDLED,
+    split: Annotated[str | None, typer.Option(help="Only this split: train or eval.")] = None,
+    family: Annotated[str | None, typer.Option(help="Only this family.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """List tasks with family, difficulty, split and version. Exit 1 if any task is bad."""
+    ts = _load(tasks, split=split, family=family)
+    rows = [
+        {
+            "id": t.id,
+            "title": t.spec.title,
+            "family": str(t.family),
+            "difficulty": str(t.difficulty),
+            "split": str(t.split),
+            "version": t.version,
+            "judge": t.spec.judge.type,
+            "path": str(t.root),
+        }
+        for t in ts
+    ]
+    if as_json:
+        print(json.dumps(rows, indent=2))
+    else:
+        table = Table(title=f"{len(rows)} tasks", title_justify="left")
+        for col in ("id", "family", "difficulty", "split", "version", "title"):
+            table.add_column(col, overflow="fold")
+        for r in rows:
+            table.add_row(*(r[c] for c in ("id", "family", "difficulty", "split", "version", "title")))
+        out.print(table)
+    if ts.errors:
+        raise typer.Exit(1)
+
+
+def _find_task(task: str, tasks: str) -> Task:
+    if Path(task).is_dir() and (Path(task) / "task.toml").exists():
+        return load_task(task)
+    ts = load_tasks(tasks)
+    try:
+        return ts.get(task)
+    except KeyError:
+        raise ConfigError(f"no task {task!r} in {tasks!r} (see 'rollbox tasks list')") from None
+
+
+@tasks_app.command("show")
+def tasks_show(
+    task: Annotated[str, typer.Argument(help="A task id, or a task directory.")],
+    tasks: Annotated[str, typer.Option(help="Where to look the id up.")] = BUNDLED,
+) -> None:
+    """Show one task as the agent sees it: the instruction and the starting files."""
+    t = _find_task(task, tasks)
+    out.rule(f"[bold]{t.spec.title}")
+    out.print(
+        f"[dim]{t.id} · {t.family} · {t.difficulty} · {t.split} · version {t.version}[/dim]",
+        highlight=False,
+    )
+    out.print(t.instruction.strip(), highlight=False, markup=False)
+    out.rule("workspace")
+    files = read_tree(t.workspace_dir)
+    for rel, data in files.items():
+        out.print(f"  {rel}  [dim]({len(data)} bytes)[/dim]", highlight=False)
+    if not files:
+        out.print("  (empty)")
+    if t.visible_tests_dir is not None:
+        out.rule("visible tests (the agent may run these)")
+        for rel in read_tree(t.visible_tests_dir):
+            out.print(f"  {rel}", highlight=False)
+    lim = t.spec.limits
+    out.rule("limits")
+    out.print(f"  {lim.max_turns} turns · {lim.timeout_s:g} s per run · {lim.memory_mb} MiB")
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[status]}"),
+        console=err,
+        transient=False,
+    )
+
+
+async def _check_all(ts: Sequence[Task], concurrency: int) -> list[Any]:
+    from rollbox.judges import check_reference
+    from rollbox.sandbox.local import local_sandbox
+
+    sem = asyncio.Semaphore(concurrency)
+    results: list[Any] = []
+    with _progress() as progress:
+        bar = progress.add_task("checking tasks", total=len(ts), status="")
+
+        async def one(t: Task) -> None:
+            async with sem:
+                r = await check_reference(t, local_sandbox)
+            results.append(r)
+            bad = sum(not x.ok for x in results)
+            progress.update(bar, advance=1, status=f"{bad} bad" if bad else "all good so far")
+
+        await asyncio.gather(*(one(t) for t in ts))
+    order = {t.id: i for i, t in enumerate(ts)}
+    return sorted(results, key=lambda r: order[r.task_id])
+
+
+@tasks_app.command("check")
+def tasks_check(
+    tasks: TasksArg = BUNDLED,
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Only these task ids (repeatable).")
+    ] = None,
+    concurrency: Annotated[int, typer.Option(help="Tasks checked at once.")] = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """Really run every task's hidden checks: the start must fail, the reference must pass.
+
+    Runs on the local backend for now (no isolation): use it on tasks you trust.
+    Exit 1 if any task fails the check or does not load.
+    """
+    ts = _load(tasks)
+    if task:
+        missing = sorted(set(task) - {t.id for t in ts})
+        if missing:
+            raise ConfigError(f"no such task(s) in {tasks!r}: {', '.join(missing)}")
+        ts = TaskSet(tuple(t for t in ts if t.id in set(task)), ts.errors)
+    if concurrency < 0:
+        raise ConfigError("--concurrency must be 0 (one per core) or more")
+    results = asyncio.run(_check_all(list(ts), concurrency or os.cpu_count() or 1))
+    if as_json:
+        print(json.dumps([_check_row(r) for r in results], indent=2))
+    else:
+        table = Table(title="task check: start fails, reference passes", title_justify="left")
+        for col in ("task", "ok", "start", "reference", "problems"):
+            table.add_column(col, overflow="fold")
+        for r in results:
+            table.add_row(
+                r.task_id,
+                "[green]yes" if r.ok else "[red]NO",
+                f"{r.start.n_passed}/{len(r.start.outcomes)} pass",
+                f"{r.reference.n_passed}/{len(r.reference.outcomes)} pass",
+                "; ".join(r.problems),
+            )
+        out.print(table)
+        good = sum(r.ok for r in results)
+        out.print(f"{good} of {len(results)} tasks pass the check; {len(ts.errors)} did not load")
+    if ts.errors or not all(r.ok for r in results):
+        raise typer.Exit(1)
+
+
+def _check_row(r: Any) -> dict[str, Any]:
+    return {
+        "task": r.task_id,
+        "ok": r.ok,
+        "problems": r.problems,
+        "start": r.start.to_dict(),
+        "reference": r.reference.to_dict(),
+    }
+
+
+@app.command()
+def bench(
+    name: Annotated[str, typer.Argument(help="A benchmark name, or 'all'.")] = "all",
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of figures.")] = False,
+    quick: Annotated[bool, typer.Option(help="Fewer repeats (noisier).")] = False,
+) -> None:
+    """Run benchmarks; each figure is printed beside a baseline measured in the same run."""
+    from rollbox.bench import available, run_benchmark
+
+    names = available() if name == "all" else [name]
+    figures = []
+    for n in names:
+        if not as_json:
+            err.print(f"[dim]running benchmark {n}…[/dim]")
+        figures.extend(run_benchmark(n, quick=quick))
+    if as_json:
+        print(json.dumps([f.to_dict() for f in figures], indent=2))
+        return
+    table = Table(title="benchmarks (ratio = value / baseline, same run)", title_justify="left")
+    for col in ("bench", "figure", "value", "baseline", "ratio", "target", "met"):
+        table.add_column(col, overflow="fold")
+    for f in figures:
+        table.add_row(
+            f.bench,
+            f.name,
+            f"{f.value:.3g} {f.unit}",
+            f"{f.baseline_value:.3g} {f.unit} ({f.baseline})" if f.baseline_value else "-",
+            f"{f.ratio:.2f}x" if f.ratio is not None else "-",
+            f.target or "-",
+            "-" if f.met is None else ("[green]yes" if f.met else "[red]no"),
+        )
+    out.print(table)
+
+
+@app.command()
+def demo() -> None:
+    """The main job on the bundled tasks (for now: check every bundled task end to end)."""
+    err.print(
+        "[bold]rollbox demo[/bold]: the agent loop does not exist yet, so the demo runs the best "
+        "end-to-end path there is: every bundled task's hidden checks, really executed, on its "
+        "starting workspace (must fail) and its reference solution (must pass)."
+    )
+    tasks_check(tasks=BUNDLED, task=None, concurrency=0, as_json=False)
+
+
+@app.command()
+def version() -> None:
+    """Print rollbox's version."""
+    print(__version__)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: the one place where errors are translated for the user."""
+    try:
+        app(args=list(argv) if argv is not None else None, prog_name="rollbox")
+    except RollboxError as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""The test judge: hidden pytest tests, a configuration of the judge's own, per-test outcomes."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import time
+from pathlib import Path
+
+from rollbox.errors import JudgeError
+from rollbox.judges.base import Changes, Judge, Outcome, OutcomeStatus, Verdict, VerdictStatus
+from rollbox.judges.common import lay_out_candidate, lay_out_tests, scratch, tail
+from rollbox.sandbox.base import SandboxFactory
+from rollbox.tasks.loader import reference_changes
+from rollbox.tasks.model import PytestJudge, Task
+
+PLUGIN = "rollbox_judge_report"
+INI = "[pytest]\naddopts =\npython_files = test_*.py *_test.py\n"
+
+_expected_cache: dict[str, tuple[str, ...]] = {}
+
+
+class TestJudge(Judge):
+    name = "pytest"
+
+    async def judge(self, task: Task, changes: Changes, sandboxes: SandboxFactory) -> Verdict:
+        expected = await self.expected_ids(task, sandboxes)
+        return await self._run(task, changes, sandboxes, expected)
+
+    async def expected_ids(self, task: Task, sandboxes: SandboxFactory) -> tuple[str, ...]:
+        """The test ids that must pass: the task's `required`, or all the reference collects."""
+        assert isinstance(task.spec.judge, PytestJudge)
+        if task.spec.judge.required:
+            return task.spec.judge.required
+        if task.key not in _expected_cache:
+            ref = await self._run(task, reference_changes(task), sandboxes, None)
+            ids = tuple(o.name for o in ref.outcomes)
+            if not ref.decided or not ids:
+                raise JudgeError(
+                    f"{task.id}: the reference collects no tests; cannot tell which tests "
+                    f"must pass ({ref.diagnostics[-500:]})"
+                )
+            _expected_cache[task.key] = ids
+        return _expected_cache[task.key]
+
+    async def _run(
+        self,
+        task: Task,
+        changes: Changes,
+        sandboxes: SandboxFactory,
+        expected: tuple[str, ...] | None,
+    ) -> Verdict:
+        t0 = time.monotonic()
+        with scratch("judge") as tmp:
+            work = lay_out_candidate(task, changes, tmp / "work")
+            jdir = tmp / "judge"
+            tests = lay_out_tests(task, jdir / "tests")
+            (jdir / "pytest.ini").write_text(INI)
+            plugin_src = Path(__file__).with_name("pytest_report.py")
+            (jdir / f"{PLUGIN}.py").write_text(plugin_src.read_text())
+            report = tmp / "report" / "report.jsonl"
+            report.parent.mkdir()
+            cmd = (
+                f"python -m pytest -q -p no:cacheprovider -p {PLUGIN} "
+                f"-c {shlex.quote(str(jdir / 'pytest.ini'))} "
+                f"--rootdir={shlex.quote(str(tests))} {shlex.quote(str(tests))}"
+            )
+            env = {
+                "PYTHONPATH": f"{jdir}:{work}",
+                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                "ROLLBOX_REPORT": str(report),
+                "ROLLBOX_TESTS": str(tests),
+            }
+            sandbox = await sandboxes(work, ro_paths=(jdir, report.parent))
+            async with sandbox:
+                # The sandbox has its own copy of `work`: point PYTHONPATH at that one.
+                env["PYTHONPATH"] = f"{jdir}:{sandbox.workspace}"
+                res = await sandbox.exec(cmd, timeout_s=task.spec.limits.timeout_s, env=env)
+            records = _read_report(report)
+        outcomes, problem = _outcomes(records, expected)
+        diagnostics = tail(res)
+        status = VerdictStatus.judged
+        if not records:
+            # pytest never got to start its session: that is the machinery, not the policy
+            if not res.timed_out:
+                status = VerdictStatus.undecided
+            diagnostics = f"pytest wrote no report (exit {res.exit_code}).\n{diagnostics}"
+        elif problem:
+            diagnostics = f"{problem}\n{diagnostics}"
+        return Verdict(
+            task_id=task.id,
+            task_version=task.version,
+            judge=self.name,
+            status=status,
+            outcomes=outcomes,
+            diagnostics=diagnostics,
+            wall_s=time.monotonic() - t0,
+            cpu_s=res.cpu_s,
+        )
+
+
+def _read_report(path: Path) -> list[dict[str, object]]:
+    if not path.is_file():
+        return []
+    records = []
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+    return records
+
+
+def _outcomes(
+    records: list[dict[str, object]], expected: tuple[str, ...] | None
+) -> tuple[tuple[Outcome, ...], str]:
+    """Per-test outcomes from the plugin's records; `expected=None` takes what was collected."""
+    phases: dict[str, dict[str, dict[str, object]]] = {}
+    collect_errors = []
+    for r in records:
+        tid = str(r.get("id", ""))
+        if r.get("event") == "collected":
+            phases.setdefault(tid, {})
+        elif r.get("event") == "collect_error":
+            collect_errors.append(f"collection error in {tid or 'the session'}: {r.get('detail')}")
+        elif r.get("event") == "report":
+            phases.setdefault(tid, {})[str(r.get("when"))] = r
+    names = expected if expected is not None else tuple(phases)
+    outcomes = tuple(_outcome(n, phases.get(n, {})) for n in names)
+    return outcomes, "\n".join(collect_errors)
+
+
+def _outcome(name: str, ph: dict[str, dict[str, object]]) -> Outcome:
+    """Only a call that passed, without xfail, after a clean setup and teardown, is a pass."""
+    setup, call, teardown = ph.get("setup"), ph.get("call"), ph.get("teardown")
+    detail = next((str(r["detail"]) for r in ph.values() if r.get("detail")), "")
+    if setup is not None and setup.get("outcome") == "failed":
+        return Outcome(name, OutcomeStatus.error, detail)
+    if setup is not None and setup.get("outcome") == "skipped":
+        return Outcome(name, OutcomeStatus.skipped, detail)
+    if call is None:
+        return Outcome(name, OutcomeStatus.missing, detail)
+    if teardown is not None and teardown.get("outcome") == "failed":
+        return Outcome(name, OutcomeStatus.error, detail)
+    if call.get("outcome") == "skipped":
+        why = "xfailed" if call.get("xfail") else "skipped"
+        return Outcome(name, OutcomeStatus.skipped, detail or why)
+    if call.get("outcome") == "passed" and not call.get("xfail"):
+        return Outcome(name, OutcomeStatus.passed)
+    if call.get("outcome") == "passed":
+        return Outcome(name, OutcomeStatus.failed, "xfail-marked test passed (xpass)")
+    return Outcome(name, OutcomeStatus.failed, detail)

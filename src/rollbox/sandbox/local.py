@@ -1,0 +1,165 @@
+"""The `local` backend: no isolation at all, for development and for tests of the layers above.
+
+It runs commands as plain child processes in a private temporary copy of the workspace, with
+wall-clock limits enforced from outside and output cut at a cap. It must be asked for by name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from rollbox.errors import SandboxError
+from rollbox.sandbox.base import DEFAULT_OUTPUT_CAP, ExecResult, Sandbox
+
+BASE_ENV = {
+    "PATH": "/usr/local/bin:/usr/bin:/bin",
+    "HOME": "/tmp",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONUNBUFFERED": "1",
+}
+
+
+class LocalSandbox(Sandbox):
+    """A temporary directory and plain subprocesses (NOT isolated)."""
+
+    def __init__(self, workspace: Path | None = None, *, path_prefix: Sequence[str] = ()) -> None:
+        self._root = Path(tempfile.mkdtemp(prefix="rollbox-local-"))
+        self._work = self._root / "work"
+        self._closed = False
+        # Extra directories put in front of PATH (e.g. the interpreter that runs the judge).
+        self._path_prefix = tuple(path_prefix)
+        try:
+            if workspace is not None:
+                shutil.copytree(workspace, self._work, symlinks=True)
+            else:
+                self._work.mkdir()
+        except OSError as e:
+            shutil.rmtree(self._root, ignore_errors=True)
+            raise SandboxError(f"could not create the workspace copy: {e}") from e
+
+    @property
+    def workspace(self) -> Path:
+        return self._work
+
+    async def exec(
+        self,
+        cmd: str | Sequence[str],
+        *,
+        timeout_s: float = 60.0,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        stdin: bytes | None = None,
+        output_cap: int = DEFAULT_OUTPUT_CAP,
+    ) -> ExecResult:
+        if self._closed:
+            raise SandboxError("the sandbox is closed")
+        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        full_env = dict(BASE_ENV)
+        if self._path_prefix:
+            full_env["PATH"] = ":".join([*self._path_prefix, full_env["PATH"]])
+        full_env.update(env or {})
+        workdir = self._work / cwd if cwd else self._work
+        return await asyncio.to_thread(
+            run_process, argv, full_env, workdir, stdin, timeout_s, output_cap
+        )
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await asyncio.shield(asyncio.to_thread(shutil.rmtree, self._root, True))
+
+
+def run_process(
+    argv: list[str],
+    env: Mapping[str, str],
+    cwd: Path,
+    stdin: bytes | None,
+    timeout_s: float,
+    output_cap: int,
+) -> ExecResult:
+    """Run one process group to completion: capped output, wall-clock limit, rusage."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as e:
+        raise SandboxError(f"could not start {argv[0]!r}: {e}") from e
+    if stdin is not None and proc.stdin is not None:
+        try:
+            proc.stdin.write(stdin)
+        except BrokenPipeError:
+            pass
+        proc.stdin.close()
+    assert proc.stdout is not None and proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    bufs = {out_fd: bytearray(), err_fd: bytearray()}
+    truncated = timed_out = False
+    with selectors.DefaultSelector() as sel:
+        sel.register(out_fd, selectors.EVENT_READ)
+        sel.register(err_fd, selectors.EVENT_READ)
+        deadline = start + timeout_s
+        while sel.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                _kill_group(proc.pid)
+                break
+            for key, _ in sel.select(timeout=min(remaining, 0.5)):
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fd)
+                    continue
+                buf = bufs[key.fd]
+                room = max(output_cap - len(buf), 0)
+                if len(chunk) > room:
+                    truncated = True
+                buf.extend(chunk[:room])
+    _, status, usage = os.wait4(proc.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    proc.returncode = code
+    _kill_group(proc.pid)  # anything the command left behind in its process group
+    proc.stdout.close()
+    proc.stderr.close()
+    return ExecResult(
+        exit_code=code if code >= 0 else None,
+        signal=-code if code < 0 else None,
+        stdout=bufs[out_fd].decode("utf-8", "replace"),
+        stderr=bufs[err_fd].decode("utf-8", "replace"),
+        wall_s=time.monotonic() - start,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        peak_memory_kb=usage.ru_maxrss,
+        timed_out=timed_out,
+        output_truncated=truncated,
+    )
+
+
+def _kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def local_sandbox(workspace: Path | None, *, ro_paths: Sequence[Path] = ()) -> Sandbox:
+    """A SandboxFactory for the local backend: the current interpreter's bin first on PATH."""
+    import sys
+
+    return LocalSandbox(workspace, path_prefix=(str(Path(sys.executable).parent),))
