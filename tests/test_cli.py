@@ -9,7 +9,17 @@ from pathlib import Path
 
 from tests.conftest import MakeTask
 
-FIGURE_KEYS = {"bench", "name", "value", "unit", "baseline", "baseline_value", "ratio", "target", "met"}
+FIGURE_KEYS = {
+    "bench",
+    "name",
+    "value",
+    "unit",
+    "baseline",
+    "baseline_value",
+    "ratio",
+    "target",
+    "met",
+}
 
 
 def rollbox(*args: str) -> subprocess.CompletedProcess[str]:
@@ -29,11 +39,15 @@ def test_tasks_list_json_lists_the_bundled_set() -> None:
 
 
 def test_tasks_list_filters() -> None:
-    rows = json.loads(rollbox("tasks", "list", "--json", "--split", "eval", "--family", "ops").stdout)
+    rows = json.loads(
+        rollbox("tasks", "list", "--json", "--split", "eval", "--family", "ops").stdout
+    )
     assert rows and {(r["split"], r["family"]) for r in rows} == {("eval", "ops")}
 
 
-def test_tasks_list_reports_bad_tasks_and_still_lists_good(make_task: MakeTask, tmp_path: Path) -> None:
+def test_tasks_list_reports_bad_tasks_and_still_lists_good(
+    make_task: MakeTask, tmp_path: Path
+) -> None:
     base = tmp_path / "set"
     make_task("good", parent=base)
     bad = make_task("bad", parent=base)

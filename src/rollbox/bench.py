@@ -64,7 +64,8 @@ def paired_times(
     """Seconds per call of each, measured alternately so that noise hits both alike."""
     subject()
     baseline()  # warm both up
-    s_times, b_times = [], []
+    s_times: list[float] = []
+    b_times: list[float] = []
     for _ in range(repeat):
         for fn, out in ((subject, s_times), (baseline, b_times)):
             t0 = time.perf_counter()

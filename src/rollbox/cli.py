@@ -75,7 +75,9 @@ def tasks_list(
         for col in ("id", "family", "difficulty", "split", "version", "title"):
             table.add_column(col, overflow="fold")
         for r in rows:
-            table.add_row(*(r[c] for c in ("id", "family", "difficulty", "split", "version", "title")))
+            table.add_row(
+                *(r[c] for c in ("id", "family", "difficulty", "split", "version", "title"))
+            )
         out.print(table)
     if ts.errors:
         raise typer.Exit(1)

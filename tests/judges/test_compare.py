@@ -6,7 +6,9 @@ from rollbox.judges.compare import compare_file
 
 
 def test_json_is_compared_as_values() -> None:
-    assert compare_file("a.json", b'{"b": 1.0, "a": [1, 2]}', b'{"a": [1, 2], "b": 1}', 1e-6) is None
+    assert (
+        compare_file("a.json", b'{"b": 1.0, "a": [1, 2]}', b'{"a": [1, 2], "b": 1}', 1e-6) is None
+    )
     assert compare_file("a.json", b'{"a": 1.0000001}', b'{"a": 1}', 1e-6) is None
     assert "1.1" in (compare_file("a.json", b'{"a": 1.1}', b'{"a": 1}', 1e-6) or "")
     assert "keys differ" in (compare_file("a.json", b'{"a": 1, "x": 2}', b'{"a": 1}', 0) or "")

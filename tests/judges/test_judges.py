@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rollbox.judges import OutcomeStatus, VerdictStatus, changes_between, check_reference, make_judge
+from rollbox.judges import (
+    OutcomeStatus,
+    VerdictStatus,
+    changes_between,
+    check_reference,
+    make_judge,
+)
 from rollbox.sandbox.local import local_sandbox
 from rollbox.tasks import load_task, reference_changes
 from tests.conftest import TASK_TOML, MakeTask, write_tree
@@ -35,7 +41,9 @@ async def test_pytest_judge_start_fails_reference_passes(make_task: MakeTask) ->
 async def test_pytest_judge_pays_only_passed_records(
     make_task: MakeTask, source: str, status: OutcomeStatus | None
 ) -> None:
-    toml = TASK_TOML.format(id="feature-add").replace("[judge]", "[limits]\ntimeout_s = 3\n\n[judge]")
+    toml = TASK_TOML.format(id="feature-add").replace(
+        "[judge]", "[limits]\ntimeout_s = 3\n\n[judge]"
+    )
     task = load_task(make_task(toml=toml))
     verdict = await make_judge(task).judge(task, {"calc.py": source.encode()}, local_sandbox)
     assert not verdict.passed
@@ -68,7 +76,7 @@ title = "Sum the numbers"
 family = "data"
 difficulty = "easy"
 split = "train"
-instruction = "Write sum.py: read data/n.json (a list) and write out/total.json as {\\"total\\": sum}."
+instruction = "Write sum.py: sum the list in data/n.json into out/total.json as {\\"total\\": n}."
 
 [judge]
 type = "output"
@@ -94,7 +102,8 @@ expected = "cases/hidden/expected"
         },
         solution={
             "sum.py": "import json, os\nos.makedirs('out', exist_ok=True)\n"
-            "json.dump({'total': sum(json.load(open('data/n.json')))}, open('out/total.json', 'w'))\n"
+            "total = sum(json.load(open('data/n.json')))\n"
+            "json.dump({'total': total}, open('out/total.json', 'w'))\n"
         },
     )
     return root
@@ -104,8 +113,10 @@ async def test_output_judge_hidden_inputs_defeat_hard_coding(make_task: MakeTask
     task = load_task(_data_task(make_task))
     check = await check_reference(task, local_sandbox)
     assert check.ok, check.problems
-    hard_coded = b"import os, json\nos.makedirs('out', exist_ok=True)\n" \
+    hard_coded = (
+        b"import os, json\nos.makedirs('out', exist_ok=True)\n"
         b"json.dump({'total': 6}, open('out/total.json', 'w'))\n"
+    )
     verdict = await make_judge(task).judge(task, {"sum.py": hard_coded}, local_sandbox)
     assert {o.name: o.passed for o in verdict.outcomes} == {
         "given/out/total.json": True,
@@ -115,7 +126,10 @@ async def test_output_judge_hidden_inputs_defeat_hard_coding(make_task: MakeTask
 
 async def test_output_judge_refuses_a_link_as_output(make_task: MakeTask) -> None:
     task = load_task(_data_task(make_task))
-    linker = b"import os\nos.makedirs('out', exist_ok=True)\nos.symlink('/etc/hostname', 'out/total.json')\n"
+    linker = (
+        b"import os\nos.makedirs('out', exist_ok=True)\n"
+        b"os.symlink('/etc/hostname', 'out/total.json')\n"
+    )
     verdict = await make_judge(task).judge(task, {"sum.py": linker}, local_sandbox)
     assert not verdict.passed
     assert all("link" in o.detail for o in verdict.outcomes)
@@ -200,11 +214,16 @@ checks = "checks.py"
         (b'{"version": "1.4.2"}', {"schema": True, "checks.py::check_matches_source": True}),
         (b'{"version": "9.9.9"}', {"schema": True, "checks.py::check_matches_source": False}),
         (b'{"version": 1}', {"schema": False, "checks.py::check_matches_source": False}),
-        (b'{"version": ', {"parse": False, "schema": False, "checks.py::check_matches_source": False}),
+        (
+            b'{"version": ',
+            {"parse": False, "schema": False, "checks.py::check_matches_source": False},
+        ),
     ],
     ids=["right", "wrong-content", "wrong-schema", "not-json"],
 )
-async def test_document_judge(make_task: MakeTask, document: bytes, passed: dict[str, bool]) -> None:
+async def test_document_judge(
+    make_task: MakeTask, document: bytes, passed: dict[str, bool]
+) -> None:
     task = load_task(_docs_task(make_task))
     verdict = await make_judge(task).judge(task, {"VERSION.json": document}, local_sandbox)
     assert verdict.status is VerdictStatus.judged

@@ -36,14 +36,22 @@ def test_difficulty_spreads_from_trivial_to_hard() -> None:
 
 
 def test_judges_match_families() -> None:
-    expected = {"bugfix": "pytest", "feature": "pytest", "data": "output", "ops": "command",
-                "docs": "document"}
+    expected = {
+        "bugfix": "pytest",
+        "feature": "pytest",
+        "data": "output",
+        "ops": "command",
+        "docs": "document",
+    }
     for t in BUNDLED:
         assert t.spec.judge.type == expected[str(t.family)], t.id
 
 
 def _text(task: Task) -> str:
-    parts = [task.instruction, *(d.decode("utf-8", "replace") for d in read_tree(task.workspace_dir).values())]
+    parts = [
+        task.instruction,
+        *(d.decode("utf-8", "replace") for d in read_tree(task.workspace_dir).values()),
+    ]
     return " ".join(parts).lower()
 
 

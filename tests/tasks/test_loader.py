@@ -62,7 +62,7 @@ def _break(root: Path, how: str) -> None:
     elif how == "visible equals hidden":
         shutil.copytree(root / "tests", root / "visible_tests")
     elif how == "not utf-8":
-        toml.write_bytes(b"id = \"\xff\xfe\"\n")
+        toml.write_bytes(b'id = "\xff\xfe"\n')
     else:
         raise AssertionError(how)
 

@@ -10,12 +10,14 @@ import inspect
 import json
 import sys
 import traceback
+from typing import Any
 
 
-def main(doc_path, fmt, schema_path, checks_path, report_path):
-    results = []
+def main(doc_path: str, fmt: str, schema_path: str, checks_path: str, report_path: str) -> None:
+    results: list[dict[str, Any]] = []
+    doc: Any = None
 
-    def record(name, ok, detail=""):
+    def record(name: str, ok: bool, detail: str = "") -> None:
         results.append({"name": name, "passed": ok, "detail": detail[-2000:]})
 
     try:
@@ -30,7 +32,7 @@ def main(doc_path, fmt, schema_path, checks_path, report_path):
         else:
             doc = text
         parsed = True
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         parsed = False
         record("parse", False, f"the document does not parse as {fmt}: {e}")
     if schema_path != "-":
@@ -44,10 +46,13 @@ def main(doc_path, fmt, schema_path, checks_path, report_path):
             errors = sorted(
                 jsonschema.Draft202012Validator(schema).iter_errors(doc), key=lambda e: list(e.path)
             )
-            detail = "; ".join(f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:5])
+            detail = "; ".join(
+                f"{'/'.join(map(str, e.path)) or '(root)'}: {e.message}" for e in errors[:5]
+            )
             record("schema", not errors, detail)
     if checks_path != "-":
         spec = importlib.util.spec_from_file_location("rollbox_doc_checks", checks_path)
+        assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         checks = [
@@ -63,7 +68,7 @@ def main(doc_path, fmt, schema_path, checks_path, report_path):
                 continue
             try:
                 fn(doc)
-            except Exception:  # noqa: BLE001
+            except Exception:
                 record(f"{base}::{name}", False, traceback.format_exc(limit=3))
             else:
                 record(f"{base}::{name}", True)

@@ -7,6 +7,7 @@ wall-clock limits enforced from outside and output cut at a cap. It must be aske
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import selectors
 import shutil
@@ -103,10 +104,8 @@ def run_process(
     except OSError as e:
         raise SandboxError(f"could not start {argv[0]!r}: {e}") from e
     if stdin is not None and proc.stdin is not None:
-        try:
+        with contextlib.suppress(BrokenPipeError):
             proc.stdin.write(stdin)
-        except BrokenPipeError:
-            pass
         proc.stdin.close()
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
@@ -152,10 +151,8 @@ def run_process(
 
 
 def _kill_group(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 async def local_sandbox(workspace: Path | None, *, ro_paths: Sequence[Path] = ()) -> Sandbox:

@@ -67,7 +67,9 @@ def iter_files(base: Path) -> Iterator[tuple[str, Path]]:
                     if not entry.name.endswith(_IGNORED_SUFFIXES):
                         found.append((prefix + entry.name, Path(entry.path)))
                 else:
-                    raise TaskFormatError(entry.path, "only regular files and directories are allowed")
+                    raise TaskFormatError(
+                        entry.path, "only regular files and directories are allowed"
+                    )
     yield from sorted(found)
 
 
@@ -200,7 +202,9 @@ def _check_solution(root: Path, workspace: dict[str, bytes], files: dict[str, by
         try:
             patch.apply(workspace, files[SOLUTION_DIFF].decode())
         except (patch.PatchError, UnicodeDecodeError) as e:
-            raise TaskFormatError(sol / SOLUTION_DIFF, f"the reference does not apply: {e}") from None
+            raise TaskFormatError(
+                sol / SOLUTION_DIFF, f"the reference does not apply: {e}"
+            ) from None
 
 
 def reference_changes(task: Task) -> dict[str, bytes | None]:

@@ -232,4 +232,3 @@ class Task(_Frozen):
     def key(self) -> str:
         """`id@version`: names this exact content of the task."""
         return f"{self.id}@{self.version}"
-

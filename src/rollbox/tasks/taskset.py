@@ -25,7 +25,7 @@ class TaskSet(Sequence["Task"]):
     def __iter__(self) -> Iterator[Task]:
         return iter(self.tasks)
 
-    def __getitem__(self, i):  # type: ignore[no-untyped-def, override]
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
         return self.tasks[i]
 
     def get(self, task_id: str) -> Task:

@@ -1,0 +1,1 @@
+"""Session analytics for the product event stream."""

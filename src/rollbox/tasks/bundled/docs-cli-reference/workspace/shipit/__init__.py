@@ -1,0 +1,1 @@
+"""shipit: deploy container images to the fleet."""

@@ -1,0 +1,1 @@
+"""Monthly usage reports for the billing team."""

@@ -1,0 +1,1 @@
+"""Tide table parsing utilities."""

@@ -1,0 +1,6 @@
+"""Greeting helper."""
+
+
+def greet(name):
+    """Return a greeting for name, like "Hello, Ada!"."""
+    raise NotImplementedError

@@ -1,0 +1,6 @@
+"""Parity helper."""
+
+
+def is_even(n):
+    """Return True if the integer n is even, otherwise False."""
+    return n % 2 == 0

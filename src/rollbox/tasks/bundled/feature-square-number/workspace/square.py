@@ -1,0 +1,6 @@
+"""A small numeric helper."""
+
+
+def square(n):
+    """Return n multiplied by itself."""
+    raise NotImplementedError

@@ -1,0 +1,3 @@
+greeting() {
+    echo "hello from the payload"
+}

@@ -1,0 +1,6 @@
+"""Collect host metrics."""
+from metrics_agent.collectors import load
+
+
+def collect():
+    return [{"metric": "load1", "value": load.load1()}]

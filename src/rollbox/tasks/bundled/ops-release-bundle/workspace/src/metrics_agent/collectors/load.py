@@ -1,0 +1,5 @@
+import os
+
+
+def load1():
+    return os.getloadavg()[0]
