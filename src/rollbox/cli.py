@@ -133,9 +133,25 @@ def _progress() -> Progress:
     )
 
 
-async def _check_all(ts: Sequence[Task], concurrency: int) -> list[Any]:
+Backend = Annotated[
+    str,
+    typer.Option(help="Sandbox backend: 'bwrap' (isolated) or 'local' (no isolation, dev only)."),
+]
+
+
+def _factory(backend: str) -> Any:
+    from rollbox.sandbox import Factory, LocalConfig, backend_config
+
+    config = backend_config(backend)
+    if isinstance(config, LocalConfig):
+        err.print("[yellow]warning:[/yellow] the local backend does not isolate anything")
+    return Factory(config)
+
+
+async def _check_all(ts: Sequence[Task], concurrency: int, backend: str) -> list[Any]:
     from rollbox.judges import check_reference
-    from rollbox.sandbox.local import local_sandbox
+
+    sandboxes = _factory(backend)
 
     sem = asyncio.Semaphore(concurrency)
     results: list[Any] = []
@@ -144,7 +160,7 @@ async def _check_all(ts: Sequence[Task], concurrency: int) -> list[Any]:
 
         async def one(t: Task) -> None:
             async with sem:
-                r = await check_reference(t, local_sandbox)
+                r = await check_reference(t, sandboxes)
             results.append(r)
             bad = sum(not x.ok for x in results)
             progress.update(bar, advance=1, status=f"{bad} bad" if bad else "all good so far")
@@ -160,13 +176,12 @@ def tasks_check(
     task: Annotated[
         list[str] | None, typer.Option("--task", help="Only these task ids (repeatable).")
     ] = None,
-    concurrency: Annotated[int, typer.Option(help="Tasks checked at once.")] = 0,
+    concurrency: Annotated[int, typer.Option(help="Tasks checked at once (0: one per core).")] = 0,
+    backend: Backend = "bwrap",
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
 ) -> None:
-    """Really run every task's hidden checks: the start must fail, the reference must pass.
-
-    Runs on the local backend for now (no isolation): use it on tasks you trust.
-    Exit 1 if any task fails the check or does not load.
+    """Really run every task's hidden checks in sandboxes: the start must fail, the reference
+    must pass. Exit 1 if any task fails the check or does not load.
     """
     ts = _load(tasks)
     if task:
@@ -176,7 +191,7 @@ def tasks_check(
         ts = TaskSet(tuple(t for t in ts if t.id in set(task)), ts.errors)
     if concurrency < 0:
         raise ConfigError("--concurrency must be 0 (one per core) or more")
-    results = asyncio.run(_check_all(list(ts), concurrency or os.cpu_count() or 1))
+    results = asyncio.run(_check_all(list(ts), concurrency or os.cpu_count() or 1, backend))
     if as_json:
         print(json.dumps([_check_row(r) for r in results], indent=2))
     else:
@@ -250,7 +265,7 @@ def demo() -> None:
         "end-to-end path there is: every bundled task's hidden checks, really executed, on its "
         "starting workspace (must fail) and its reference solution (must pass)."
     )
-    tasks_check(tasks=BUNDLED, task=None, concurrency=0, as_json=False)
+    tasks_check(tasks=BUNDLED, task=None, concurrency=0, backend="bwrap", as_json=False)
 
 
 @app.command()

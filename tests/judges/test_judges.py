@@ -14,13 +14,15 @@ from rollbox.judges import (
     check_reference,
     make_judge,
 )
-from rollbox.sandbox.local import local_sandbox
+from rollbox.sandbox import BwrapConfig, Factory
 from rollbox.tasks import load_task, reference_changes
 from tests.conftest import TASK_TOML, MakeTask, write_tree
 
+SANDBOXES = Factory(BwrapConfig())
+
 
 async def test_pytest_judge_start_fails_reference_passes(make_task: MakeTask) -> None:
-    check = await check_reference(load_task(make_task()), local_sandbox)
+    check = await check_reference(load_task(make_task()), SANDBOXES)
     assert check.ok, check.problems
     assert check.reference.passed and check.reference.n_passed == 2
     assert check.start.decided and check.start.n_passed == 0
@@ -45,7 +47,7 @@ async def test_pytest_judge_pays_only_passed_records(
         "[judge]", "[limits]\ntimeout_s = 3\n\n[judge]"
     )
     task = load_task(make_task(toml=toml))
-    verdict = await make_judge(task).judge(task, {"calc.py": source.encode()}, local_sandbox)
+    verdict = await make_judge(task).judge(task, {"calc.py": source.encode()}, SANDBOXES)
     assert not verdict.passed
     assert verdict.n_passed == 0
     assert len(verdict.outcomes) == 2, "every expected test has an outcome"
@@ -60,7 +62,7 @@ async def test_a_skipped_hidden_test_fails_even_the_reference(make_task: MakeTas
         "@pytest.mark.skip(reason='x')\ndef test_skipped():\n    pass\n"
     }
     task = load_task(make_task(tests=tests))
-    verdict = await make_judge(task).judge(task, reference_changes(task), local_sandbox)
+    verdict = await make_judge(task).judge(task, reference_changes(task), SANDBOXES)
     statuses = {o.name: o.status for o in verdict.outcomes}
     assert statuses == {
         "test_calc.py::test_ok": OutcomeStatus.passed,
@@ -111,13 +113,13 @@ expected = "cases/hidden/expected"
 
 async def test_output_judge_hidden_inputs_defeat_hard_coding(make_task: MakeTask) -> None:
     task = load_task(_data_task(make_task))
-    check = await check_reference(task, local_sandbox)
+    check = await check_reference(task, SANDBOXES)
     assert check.ok, check.problems
     hard_coded = (
         b"import os, json\nos.makedirs('out', exist_ok=True)\n"
         b"json.dump({'total': 6}, open('out/total.json', 'w'))\n"
     )
-    verdict = await make_judge(task).judge(task, {"sum.py": hard_coded}, local_sandbox)
+    verdict = await make_judge(task).judge(task, {"sum.py": hard_coded}, SANDBOXES)
     assert {o.name: o.passed for o in verdict.outcomes} == {
         "given/out/total.json": True,
         "hidden/out/total.json": False,
@@ -130,7 +132,7 @@ async def test_output_judge_refuses_a_link_as_output(make_task: MakeTask) -> Non
         b"import os\nos.makedirs('out', exist_ok=True)\n"
         b"os.symlink('/etc/hostname', 'out/total.json')\n"
     )
-    verdict = await make_judge(task).judge(task, {"sum.py": linker}, local_sandbox)
+    verdict = await make_judge(task).judge(task, {"sum.py": linker}, SANDBOXES)
     assert not verdict.passed
     assert all("link" in o.detail for o in verdict.outcomes)
 
@@ -165,7 +167,7 @@ command = 'bash "$ROLLBOX_TESTS/check.sh"'
 
 
 async def test_command_judge_runs_checks_in_order(make_task: MakeTask) -> None:
-    check = await check_reference(load_task(_ops_task(make_task)), local_sandbox)
+    check = await check_reference(load_task(_ops_task(make_task)), SANDBOXES)
     assert check.ok, check.problems
     assert [o.name for o in check.start.outcomes] == ["runs", "hidden"]
     assert [o.passed for o in check.start.outcomes] == [True, False]
@@ -225,14 +227,14 @@ async def test_document_judge(
     make_task: MakeTask, document: bytes, passed: dict[str, bool]
 ) -> None:
     task = load_task(_docs_task(make_task))
-    verdict = await make_judge(task).judge(task, {"VERSION.json": document}, local_sandbox)
+    verdict = await make_judge(task).judge(task, {"VERSION.json": document}, SANDBOXES)
     assert verdict.status is VerdictStatus.judged
     assert {o.name: o.passed for o in verdict.outcomes} == passed
 
 
 async def test_document_judge_missing_document_fails(make_task: MakeTask) -> None:
     task = load_task(_docs_task(make_task))
-    verdict = await make_judge(task).judge(task, {}, local_sandbox)
+    verdict = await make_judge(task).judge(task, {}, SANDBOXES)
     assert verdict.decided and not verdict.passed
 
 

@@ -9,8 +9,10 @@ from collections import Counter
 import pytest
 
 from rollbox.judges import check_reference
-from rollbox.sandbox.local import local_sandbox
+from rollbox.sandbox import BwrapConfig, Factory
 from rollbox.tasks import Task, load_tasks, read_tree
+
+SANDBOXES = Factory(BwrapConfig())
 
 BUNDLED = load_tasks("bundled")
 
@@ -84,5 +86,5 @@ def test_hidden_tests_differ_from_visible_tests() -> None:
 @pytest.mark.parametrize("task", BUNDLED.tasks, ids=[t.id for t in BUNDLED])
 async def test_start_fails_and_reference_passes(task: Task) -> None:
     """Really runs the hidden checks, on the starting workspace and on the reference."""
-    check = await check_reference(task, local_sandbox)
+    check = await check_reference(task, SANDBOXES)
     assert check.ok, check.problems

@@ -6,8 +6,10 @@ import time
 
 from rollbox.judges.base import Changes, Judge, Outcome, OutcomeStatus, Verdict, VerdictStatus
 from rollbox.judges.common import lay_out_candidate, lay_out_tests, scratch, tail
-from rollbox.sandbox.base import SandboxFactory
+from rollbox.sandbox.base import Mount, SandboxFactory
 from rollbox.tasks.model import CommandJudge, Task
+
+TESTS = "/rollbox/tests"  # in the sandbox: a pristine copy of the hidden tests, read-only
 
 
 class ChecksJudge(Judge):
@@ -22,16 +24,15 @@ class ChecksJudge(Judge):
         with scratch("judge") as tmp:
             work = lay_out_candidate(task, changes, tmp / "work")
             tests = lay_out_tests(task, tmp / "judge" / "tests")
-            sandbox = await sandboxes(work, ro_paths=(tests.parent,))
+            sandbox = await sandboxes(work, mounts={TESTS: Mount(tests)})
             async with sandbox:
+                env = {"ROLLBOX_TESTS": sandbox.path(TESTS)}
                 for check in cfg.checks:
                     left = deadline - time.monotonic()
                     if left <= 0:
                         outcomes.append(Outcome(check.name, OutcomeStatus.failed, "no time left"))
                         continue
-                    res = await sandbox.exec(
-                        check.command, timeout_s=left, env={"ROLLBOX_TESTS": str(tests)}
-                    )
+                    res = await sandbox.exec(check.command, timeout_s=left, env=env)
                     cpu += res.cpu_s
                     status = OutcomeStatus.passed if res.ok else OutcomeStatus.failed
                     outcomes.append(Outcome(check.name, status, "" if res.ok else tail(res)))

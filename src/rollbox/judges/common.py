@@ -25,7 +25,9 @@ def safe_relpath(rel: str) -> str:
 
 @contextmanager
 def scratch(prefix: str) -> Iterator[Path]:
+    """A temporary directory, readable by the sandbox's user (mounted read-only there)."""
     d = Path(tempfile.mkdtemp(prefix=f"rollbox-{prefix}-"))
+    d.chmod(0o755)
     try:
         yield d
     finally:

@@ -13,11 +13,13 @@ from pathlib import Path
 
 from rollbox.judges.base import Changes, Judge, Outcome, OutcomeStatus, Verdict, VerdictStatus
 from rollbox.judges.common import lay_out_candidate, lay_out_tests, scratch, tail
-from rollbox.sandbox.base import SandboxFactory
+from rollbox.sandbox.base import Mount, SandboxFactory
 from rollbox.tasks.loader import materialize
 from rollbox.tasks.model import DocumentJudge, Task
 
 MAX_DOCUMENT_BYTES = 4 << 20
+JUDGE = "/rollbox/judge"  # in the sandbox: checker, tests and the pristine workspace, read-only
+REPORT = "/rollbox/report"
 
 
 class DocumentChecksJudge(Judge):
@@ -36,23 +38,26 @@ class DocumentChecksJudge(Judge):
             if len(data) > MAX_DOCUMENT_BYTES:
                 return self._fail(task, t0, f"the document is over {MAX_DOCUMENT_BYTES} bytes")
             jdir = tmp / "judge"
-            tests = lay_out_tests(task, jdir / "tests")
-            pristine = materialize(task, jdir / "workspace", reference=False)
+            lay_out_tests(task, jdir / "tests")
+            materialize(task, jdir / "workspace", reference=False)
             runner = jdir / "doccheck.py"
             runner.write_text(Path(__file__).with_name("doccheck.py").read_text())
             report = tmp / "report" / "report.jsonl"
             report.parent.mkdir()
-            schema = str(tests / cfg.schema_file) if cfg.schema_file else "-"
-            checks = str(tests / cfg.checks) if cfg.checks else "-"
-            sandbox = await sandboxes(None, ro_paths=(jdir, report.parent))
+            mounts = {JUDGE: Mount(jdir), REPORT: Mount(report.parent, writable=True)}
+            sandbox = await sandboxes(None, mounts=mounts)
             async with sandbox:
                 name = "document." + cfg.format
                 await sandbox.write_file(name, data)
-                argv = [str(runner), name, cfg.format, schema, checks, str(report)]
+                j = sandbox.path(JUDGE)
+                schema = f"{j}/tests/{cfg.schema_file}" if cfg.schema_file else "-"
+                checks = f"{j}/tests/{cfg.checks}" if cfg.checks else "-"
+                argv = [f"{j}/doccheck.py", name, cfg.format, schema, checks,
+                        f"{sandbox.path(REPORT)}/report.jsonl"]  # fmt: skip
                 res = await sandbox.exec(
                     "python " + " ".join(shlex.quote(a) for a in argv),
                     timeout_s=task.spec.limits.timeout_s,
-                    env={"ROLLBOX_WORKSPACE": str(pristine), "ROLLBOX_TESTS": str(tests)},
+                    env={"ROLLBOX_WORKSPACE": f"{j}/workspace", "ROLLBOX_TESTS": f"{j}/tests"},
                 )
             lines = report.read_text().splitlines() if report.is_file() else []
         if not lines:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from rollbox.errors import SandboxError
 from rollbox.judges.base import Changes, Judge, Outcome, OutcomeStatus, Verdict, VerdictStatus
 from rollbox.judges.common import lay_out_candidate, scratch, tail
 from rollbox.judges.compare import compare_file
@@ -40,7 +41,7 @@ class OutputFilesJudge(Judge):
                         notes.append(f"[{case.name}] the command {why}:\n{tail(res)}")
                     for rel, want in expected.items():
                         name = f"{case.name}/{rel}"
-                        problem = _check_output(sandbox, rel, want, cfg.tolerance)
+                        problem = await _check_output(sandbox, rel, want, cfg.tolerance)
                         status = OutcomeStatus.failed if problem else OutcomeStatus.passed
                         outcomes.append(Outcome(name, status, problem or ""))
         return Verdict(
@@ -55,14 +56,12 @@ class OutputFilesJudge(Judge):
         )
 
 
-def _check_output(sandbox: Sandbox, rel: str, want: bytes, tolerance: float) -> str | None:
-    """Read one output as plain bytes (regular files beneath the workspace only) and compare."""
-    path = sandbox.workspace / rel
-    base = sandbox.workspace.resolve()
-    if path.is_symlink() or not path.resolve().is_relative_to(base):
-        return "the output is a link; only regular files count"
-    if not path.is_file():
+async def _check_output(sandbox: Sandbox, rel: str, want: bytes, tolerance: float) -> str | None:
+    """Read one output as plain bytes (a regular file, no links) and compare it."""
+    try:
+        got = await sandbox.read_file(rel, max_bytes=MAX_OUTPUT_BYTES)
+    except FileNotFoundError:
         return "the output file was not written"
-    if path.stat().st_size > MAX_OUTPUT_BYTES:
-        return "the output file is too large"
-    return compare_file(Path(rel).name, path.read_bytes(), want, tolerance)
+    except (SandboxError, OSError) as e:
+        return f"the output cannot be read: {e}"
+    return compare_file(Path(rel).name, got, want, tolerance)

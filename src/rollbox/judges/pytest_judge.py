@@ -10,11 +10,13 @@ from pathlib import Path
 from rollbox.errors import JudgeError
 from rollbox.judges.base import Changes, Judge, Outcome, OutcomeStatus, Verdict, VerdictStatus
 from rollbox.judges.common import lay_out_candidate, lay_out_tests, scratch, tail
-from rollbox.sandbox.base import SandboxFactory
+from rollbox.sandbox.base import Mount, SandboxFactory
 from rollbox.tasks.loader import reference_changes
 from rollbox.tasks.model import PytestJudge, Task
 
 PLUGIN = "rollbox_judge_report"
+JUDGE = "/rollbox/judge"  # in the sandbox: the judge's files, read-only
+REPORT = "/rollbox/report"  # in the sandbox: where the plugin writes its report
 INI = "[pytest]\naddopts =\npython_files = test_*.py *_test.py\n"
 
 _expected_cache: dict[str, tuple[str, ...]] = {}
@@ -54,27 +56,27 @@ class TestJudge(Judge):
         with scratch("judge") as tmp:
             work = lay_out_candidate(task, changes, tmp / "work")
             jdir = tmp / "judge"
-            tests = lay_out_tests(task, jdir / "tests")
+            lay_out_tests(task, jdir / "tests")
             (jdir / "pytest.ini").write_text(INI)
             plugin_src = Path(__file__).with_name("pytest_report.py")
             (jdir / f"{PLUGIN}.py").write_text(plugin_src.read_text())
             report = tmp / "report" / "report.jsonl"
             report.parent.mkdir()
-            cmd = (
-                f"python -m pytest -q -p no:cacheprovider -p {PLUGIN} "
-                f"-c {shlex.quote(str(jdir / 'pytest.ini'))} "
-                f"--rootdir={shlex.quote(str(tests))} {shlex.quote(str(tests))}"
-            )
-            env = {
-                "PYTHONPATH": f"{jdir}:{work}",
-                "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                "ROLLBOX_REPORT": str(report),
-                "ROLLBOX_TESTS": str(tests),
-            }
-            sandbox = await sandboxes(work, ro_paths=(jdir, report.parent))
+            mounts = {JUDGE: Mount(jdir), REPORT: Mount(report.parent, writable=True)}
+            sandbox = await sandboxes(work, mounts=mounts)
             async with sandbox:
-                # The sandbox has its own copy of `work`: point PYTHONPATH at that one.
-                env["PYTHONPATH"] = f"{jdir}:{sandbox.workspace}"
+                j, r = sandbox.path(JUDGE), sandbox.path(REPORT)
+                cmd = (
+                    f"python -m pytest -q -p no:cacheprovider -p {PLUGIN} "
+                    f"-c {shlex.quote(j)}/pytest.ini "
+                    f"--rootdir={shlex.quote(j)}/tests {shlex.quote(j)}/tests"
+                )
+                env = {
+                    "PYTHONPATH": f"{j}:{sandbox.workdir}",
+                    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+                    "ROLLBOX_REPORT": f"{r}/report.jsonl",
+                    "ROLLBOX_TESTS": f"{j}/tests",
+                }
                 res = await sandbox.exec(cmd, timeout_s=task.spec.limits.timeout_s, env=env)
             records = _read_report(report)
         outcomes, problem = _outcomes(records, expected)

@@ -5,11 +5,14 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import TracebackType
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-DEFAULT_OUTPUT_CAP = 1 << 20  # bytes kept of each of stdout and stderr
+from rollbox.sandbox.fsutil import read_beneath, write_beneath
+
+if TYPE_CHECKING:
+    from rollbox.sandbox.config import Limits
 
 
 @dataclass(frozen=True)
@@ -22,48 +25,123 @@ class ExecResult:
     stderr: str
     wall_s: float
     cpu_s: float
-    peak_memory_kb: int
+    peak_memory_kb: int | None  # None where the host cannot measure it
     timed_out: bool = False
     oom_killed: bool = False
     output_truncated: bool = False
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.oom_killed
+
+
+@dataclass(frozen=True)
+class Mount:
+    """A host directory made visible inside a sandbox."""
+
+    host: Path
+    writable: bool = False
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of `Sandbox.list`."""
+
+    path: str
+    kind: str  # "file", "dir", "link", "other"
+    size: int
+
+
+class Snapshot(abc.ABC):
+    """The captured writable state of a sandbox, from which `fork` starts new ones."""
+
+    @abc.abstractmethod
+    async def fork(self, *, limits: Limits | None = None) -> Sandbox:
+        """A new, independent sandbox that starts from this state."""
+
+    @abc.abstractmethod
+    def release(self) -> None:
+        """Free what the snapshot holds; forks already made keep working."""
 
 
 class Sandbox(abc.ABC):
-    """A private workspace and a way to run commands in it. Use as `async with`."""
+    """A private workspace and a way to run commands in it. Use as `async with`.
+
+    `workspace` is the workspace on the host (to copy files in and out); `workdir` is the same
+    directory as commands see it. Mounts are seen at their own paths (`path(...)`).
+    """
+
+    limits: Limits
 
     @property
     @abc.abstractmethod
     def workspace(self) -> Path:
-        """The workspace as seen by the host (for copying files in and out)."""
+        """The workspace on the host."""
+
+    @property
+    @abc.abstractmethod
+    def workdir(self) -> str:
+        """The workspace as commands inside see it."""
+
+    def path(self, mount_point: str) -> str:
+        """Where a mount (named by its in-sandbox path) is, as commands see it."""
+        return mount_point
 
     @abc.abstractmethod
     async def exec(
         self,
         cmd: str | Sequence[str],
         *,
-        timeout_s: float = 60.0,
+        timeout_s: float | None = None,
+        cpu_s: float | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         stdin: bytes | None = None,
-        output_cap: int = DEFAULT_OUTPUT_CAP,
+        output_cap: int | None = None,
     ) -> ExecResult:
-        """Run argv, or a shell string with `bash -c`, in the workspace."""
+        """Run argv, or a shell string with `bash -c`, in the workspace (or `cwd` inside it)."""
+
+    @abc.abstractmethod
+    async def snapshot(self) -> Snapshot:
+        """Capture the writable state."""
+
+    async def fork(self, *, limits: Limits | None = None) -> Sandbox:
+        """An independent sandbox starting from this one's current state."""
+        snap = await self.snapshot()
+        try:
+            return await snap.fork(limits=limits)
+        finally:
+            snap.release()
 
     @abc.abstractmethod
     async def close(self) -> None:
-        """Kill everything and remove everything; idempotent."""
+        """Kill everything and remove everything; idempotent and safe under cancellation."""
 
-    async def read_file(self, path: str) -> bytes:
-        return (self.workspace / _inside(path)).read_bytes()
+    file_uid: int | None = None  # files written from the host are given to this user
+
+    async def read_file(self, path: str, *, max_bytes: int | None = None) -> bytes:
+        """A regular file of the workspace; links (which the sandbox may plant) are refused."""
+        return read_beneath(self.workspace, path, max_bytes=max_bytes)
 
     async def write_file(self, path: str, data: bytes) -> None:
-        target = self.workspace / _inside(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        """Write a file into the workspace, replacing whatever is at that path."""
+        write_beneath(self.workspace, path, data, uid=self.file_uid)
+
+    async def list(self, path: str = ".") -> list[Entry]:
+        """Entries beneath a workspace directory (recursively), without following links."""
+        base = self.workspace / inside_workspace(path) if path != "." else self.workspace
+        out: list[Entry] = []
+        for p in sorted(base.rglob("*")):
+            rel = p.relative_to(self.workspace).as_posix()
+            if p.is_symlink():
+                out.append(Entry(rel, "link", 0))
+            elif p.is_dir():
+                out.append(Entry(rel, "dir", 0))
+            elif p.is_file():
+                out.append(Entry(rel, "file", p.stat().st_size))
+            else:
+                out.append(Entry(rel, "other", 0))
+        return out
 
     async def __aenter__(self) -> Sandbox:
         return self
@@ -77,8 +155,9 @@ class Sandbox(abc.ABC):
         await self.close()
 
 
-def _inside(path: str) -> str:
-    p = Path(path)
+def inside_workspace(path: str) -> str:
+    """A relative path that stays beneath the workspace; refuses absolute paths and `..`."""
+    p = PurePosixPath(path)
     if p.is_absolute() or ".." in p.parts:
         raise ValueError(f"path must stay inside the workspace: {path!r}")
     return path
@@ -87,9 +166,13 @@ def _inside(path: str) -> str:
 class SandboxFactory(Protocol):
     """Makes a sandbox whose workspace starts as a copy of `workspace` (empty if None).
 
-    `ro_paths` are host directories the sandbox must see read-only, at the same paths.
+    `mounts` maps absolute in-sandbox paths to host directories.
     """
 
     async def __call__(
-        self, workspace: Path | None, *, ro_paths: Sequence[Path] = ()
+        self,
+        workspace: Path | None,
+        *,
+        mounts: Mapping[str, Mount] | None = None,
+        limits: Limits | None = None,
     ) -> Sandbox: ...

@@ -13,13 +13,15 @@ import selectors
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rollbox.errors import SandboxError
-from rollbox.sandbox.base import DEFAULT_OUTPUT_CAP, ExecResult, Sandbox
+from rollbox.sandbox.base import ExecResult, Mount, Sandbox, Snapshot, inside_workspace
+from rollbox.sandbox.config import Limits
 
 BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -32,14 +34,26 @@ BASE_ENV = {
 
 
 class LocalSandbox(Sandbox):
-    """A temporary directory and plain subprocesses (NOT isolated)."""
+    """A temporary directory and plain subprocesses. NOT isolated: it must be asked for by name.
 
-    def __init__(self, workspace: Path | None = None, *, path_prefix: Sequence[str] = ()) -> None:
+    Limits enforced: wall clock (from outside) and output size, nothing else.
+    """
+
+    def __init__(
+        self,
+        workspace: Path | None = None,
+        *,
+        mounts: Mapping[str, Mount] | None = None,
+        limits: Limits | None = None,
+        path_prefix: Sequence[str] = (),
+    ) -> None:
+        self.limits = limits or Limits()
         self._root = Path(tempfile.mkdtemp(prefix="rollbox-local-"))
         self._work = self._root / "work"
+        self._mounts = dict(mounts or {})
         self._closed = False
-        # Extra directories put in front of PATH (e.g. the interpreter that runs the judge).
-        self._path_prefix = tuple(path_prefix)
+        # The interpreter running rollbox comes first on PATH, as it is visible in a bwrap sandbox.
+        self._path_prefix = tuple(path_prefix) or (str(Path(sys.executable).parent),)
         try:
             if workspace is not None:
                 shutil.copytree(workspace, self._work, symlinks=True)
@@ -49,36 +63,79 @@ class LocalSandbox(Sandbox):
             shutil.rmtree(self._root, ignore_errors=True)
             raise SandboxError(f"could not create the workspace copy: {e}") from e
 
+    @classmethod
+    def create(
+        cls,
+        workspace: Path | None = None,
+        *,
+        mounts: Mapping[str, Mount] | None = None,
+        limits: Limits | None = None,
+    ) -> LocalSandbox:
+        return cls(workspace, mounts=mounts, limits=limits)
+
     @property
     def workspace(self) -> Path:
         return self._work
+
+    @property
+    def workdir(self) -> str:
+        return str(self._work)
+
+    def path(self, mount_point: str) -> str:
+        if mount_point not in self._mounts:
+            raise KeyError(f"no mount at {mount_point!r}")
+        return str(self._mounts[mount_point].host)
 
     async def exec(
         self,
         cmd: str | Sequence[str],
         *,
-        timeout_s: float = 60.0,
+        timeout_s: float | None = None,
+        cpu_s: float | None = None,
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         stdin: bytes | None = None,
-        output_cap: int = DEFAULT_OUTPUT_CAP,
+        output_cap: int | None = None,
     ) -> ExecResult:
         if self._closed:
             raise SandboxError("the sandbox is closed")
         argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         full_env = dict(BASE_ENV)
-        if self._path_prefix:
-            full_env["PATH"] = ":".join([*self._path_prefix, full_env["PATH"]])
+        full_env["PATH"] = ":".join([*self._path_prefix, full_env["PATH"]])
         full_env.update(env or {})
-        workdir = self._work / cwd if cwd else self._work
+        workdir = self._work / inside_workspace(cwd) if cwd else self._work
         return await asyncio.to_thread(
-            run_process, argv, full_env, workdir, stdin, timeout_s, output_cap
+            run_process,
+            argv,
+            full_env,
+            workdir,
+            stdin,
+            timeout_s or self.limits.wall_s,
+            output_cap or self.limits.output_bytes,
         )
+
+    async def snapshot(self) -> Snapshot:
+        snap_dir = Path(tempfile.mkdtemp(prefix="rollbox-local-snap-"))
+        await asyncio.to_thread(shutil.copytree, self._work, snap_dir / "work", symlinks=True)
+        return _LocalSnapshot(snap_dir, self._mounts, self.limits)
 
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
             await asyncio.shield(asyncio.to_thread(shutil.rmtree, self._root, True))
+
+
+class _LocalSnapshot(Snapshot):
+    def __init__(self, root: Path, mounts: Mapping[str, Mount], limits: Limits) -> None:
+        self._root, self._mounts, self._limits = root, mounts, limits
+
+    async def fork(self, *, limits: Limits | None = None) -> Sandbox:
+        return await asyncio.to_thread(
+            LocalSandbox, self._root / "work", mounts=self._mounts, limits=limits or self._limits
+        )
+
+    def release(self) -> None:
+        shutil.rmtree(self._root, ignore_errors=True)
 
 
 def run_process(
@@ -155,8 +212,11 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-async def local_sandbox(workspace: Path | None, *, ro_paths: Sequence[Path] = ()) -> Sandbox:
-    """A SandboxFactory for the local backend: the current interpreter's bin first on PATH."""
-    import sys
-
-    return LocalSandbox(workspace, path_prefix=(str(Path(sys.executable).parent),))
+async def local_sandbox(
+    workspace: Path | None,
+    *,
+    mounts: Mapping[str, Mount] | None = None,
+    limits: Limits | None = None,
+) -> Sandbox:
+    """A SandboxFactory for the local backend."""
+    return LocalSandbox(workspace, mounts=mounts, limits=limits)

@@ -1,0 +1,48 @@
+# rollbox sandbox agent: PID 1 of a sandbox, started by bwrap. It runs the host's requests and
+# reports on them; everything a command starts is its descendant, so it shares the sandbox's
+# namespaces, cgroup, dropped capabilities and no-new-privs.
+#
+# Requests arrive on fd $RB_REQ_FD, one line each:   run ID  |  kill ID  |  exit
+# Events go to fd $RB_EVT_FD, one line each:         cpu ID USER SYS, done ID STATUS, killed ID
+# A request's files are under $RB_CTL (read-only here): ID.req (cwd, limits, argc, then argv
+# and env NUL-separated), ID.out and ID.err (FIFOs the host reads), ID.in (stdin, if any).
+set -m                       # each request is a job with a process group of its own
+exec {RB_INFO_FD}<&- {RB_BLOCK_FD}<&-
+declare -A pgids=()
+
+run() {
+    local id=$1 f=$RB_CTL/$1 cwd cpu fsize nofile argc
+    local -a all
+    {
+        read -r cwd
+        read -r cpu fsize nofile
+        read -r argc
+        mapfile -d '' -t all
+    } <"$f.req"
+    local stdin=/dev/null
+    [[ -e $f.in ]] && stdin=$f.in
+    {
+        (
+            ulimit -t "$cpu" -f "$fsize" -n "$nofile" 2>/dev/null
+            cd -- "$cwd" 2>/dev/null || { echo "rollbox: no such directory: $cwd" >&2; exit 126; }
+            exec env -i "${all[@]:argc}" "${all[@]:0:argc}"
+        ) <"$stdin" >"$f.out" 2>"$f.err" {RB_REQ_FD}<&- {RB_EVT_FD}>&- &
+        TIMEFORMAT="cpu $id %3U %3S"
+        { time wait $!; } 2>&"$RB_EVT_FD"
+        echo "done $id $?" >&"$RB_EVT_FD"
+    } {RB_REQ_FD}<&- &
+    pgids[$id]=$!
+}
+
+while read -r -u "$RB_REQ_FD" verb id; do
+    case $verb in
+        run) run "$id" ;;
+        kill)
+            [[ -n ${pgids[$id]} ]] && kill -KILL -- "-${pgids[$id]}" 2>/dev/null
+            unset "pgids[$id]"
+            echo "killed $id" >&"$RB_EVT_FD"
+            ;;
+        forget) unset "pgids[$id]" ;;
+        exit) break ;;
+    esac
+done

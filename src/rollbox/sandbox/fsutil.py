@@ -1,0 +1,97 @@
+"""File access beneath a directory that a sandbox controls: never follow its links."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+from pathlib import Path, PurePosixPath
+
+from rollbox.errors import SandboxError
+
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _parts(rel: str) -> list[str]:
+    p = PurePosixPath(rel)
+    if p.is_absolute() or ".." in p.parts or not p.parts:
+        raise ValueError(f"path must stay inside the workspace: {rel!r}")
+    return [x for x in p.parts if x != "."]
+
+
+def _open_parent(base: Path, parts: list[str], create: bool) -> int:
+    fd = os.open(base, _DIR)
+    try:
+        for name in parts[:-1]:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, 0o755, dir_fd=fd)
+            nfd = os.open(name, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_beneath(base: Path, rel: str, *, max_bytes: int | None = None) -> bytes:
+    """Read a regular file beneath `base`; a link anywhere on the way is refused."""
+    parts = _parts(rel)
+    try:
+        dfd = _open_parent(base, parts, create=False)
+        try:
+            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+        finally:
+            os.close(dfd)
+    except OSError as e:
+        if e.errno in (errno.ELOOP, errno.ENOTDIR):  # a link where a file or directory should be
+            raise SandboxError(
+                f"{rel!r} is (or goes through) a link; only files are read"
+            ) from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise SandboxError(f"{rel!r} is not a regular file")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise SandboxError(f"{rel!r} is larger than {max_bytes} bytes")
+        return f.read() if max_bytes is None else f.read(max_bytes + 1)[:max_bytes]
+
+
+def write_beneath(base: Path, rel: str, data: bytes, *, uid: int | None = None) -> None:
+    """Write a regular file beneath `base`, replacing whatever was there; links are refused."""
+    parts = _parts(rel)
+    dfd = _open_parent(base, parts, create=True)
+    try:
+        try:
+            os.unlink(parts[-1], dir_fd=dfd)
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            raise SandboxError(f"{rel!r} is a directory") from None
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(parts[-1], flags, 0o644, dir_fd=dfd)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if uid is not None:
+                os.fchown(f.fileno(), uid, uid)
+        if uid is not None:
+            _chown_dirs(base, parts[:-1], uid)
+    finally:
+        os.close(dfd)
+
+
+def _chown_dirs(base: Path, dirs: list[str], uid: int) -> None:
+    fd = os.open(base, _DIR)
+    try:
+        for name in dirs:
+            nfd = os.open(name, _DIR, dir_fd=fd)
+            os.close(fd)
+            fd = nfd
+            st = os.fstat(fd)
+            if st.st_uid != uid:
+                os.fchown(fd, uid, uid)
+    finally:
+        os.close(fd)
