@@ -27,6 +27,8 @@ app = typer.Typer(
 )
 tasks_app = typer.Typer(help="List, show and check task sets.", no_args_is_help=True)
 app.add_typer(tasks_app, name="tasks")
+sandbox_app = typer.Typer(help="Run commands in sandboxes.", no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
 
 out = Console()
 err = Console(stderr=True)
@@ -255,6 +257,107 @@ def bench(
             "-" if f.met is None else ("[green]yes" if f.met else "[red]no"),
         )
     out.print(table)
+
+
+@sandbox_app.command(
+    "exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+)
+def sandbox_exec(
+    ctx: typer.Context,
+    workspace: Annotated[
+        Path | None, typer.Option(help="Start from a copy of this directory.")
+    ] = None,
+    limit: Annotated[
+        list[str] | None,
+        typer.Option(help="KEY=VALUE, e.g. wall_s=5 memory_mb=256 (repeatable)."),
+    ] = None,
+    backend: Backend = "bwrap",
+    allow_unenforced: Annotated[
+        bool, typer.Option(help="Start even if a limit cannot be enforced here.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the ExecResult as JSON.")] = False,
+) -> None:
+    """Run one command in a fresh sandbox: rollbox sandbox exec [OPTIONS] -- CMD [ARGS...]
+
+    Without --json, the command's output passes through and rollbox exits with its status.
+    """
+    import dataclasses
+
+    from rollbox.sandbox import BwrapConfig, LocalConfig, make_sandbox
+    from rollbox.sandbox.config import limits_from_pairs
+
+    argv = list(ctx.args)
+    if not argv:
+        raise ConfigError("no command given: rollbox sandbox exec [OPTIONS] -- CMD [ARGS...]")
+    if workspace is not None and not workspace.is_dir():
+        raise ConfigError(f"--workspace {str(workspace)!r} is not a directory")
+    limits = limits_from_pairs(limit or [])
+    config: BwrapConfig | LocalConfig
+    if backend == "local":
+        err.print("[yellow]warning:[/yellow] the local backend does not isolate anything")
+        config = LocalConfig(limits=limits)
+    elif backend == "bwrap":
+        config = BwrapConfig(limits=limits, allow_unenforced=allow_unenforced)
+    else:
+        raise ConfigError(f"unknown sandbox backend {backend!r}: use 'bwrap' or 'local'")
+
+    async def go() -> Any:
+        sb = await make_sandbox(config, workspace)
+        try:
+            return await sb.exec(argv)
+        finally:
+            await sb.close()
+
+    res = asyncio.run(go())
+    if as_json:
+        print(json.dumps(dataclasses.asdict(res), indent=2))
+        return
+    sys.stdout.write(res.stdout)
+    sys.stderr.write(res.stderr)
+    flags = [n for n in ("timed_out", "oom_killed", "output_truncated") if getattr(res, n)]
+    status = f"exit {res.exit_code}" if res.exit_code is not None else f"signal {res.signal}"
+    peak = f", peak {res.peak_memory_kb} KiB" if res.peak_memory_kb is not None else ""
+    err.print(
+        f"[dim]{status}, {res.wall_s * 1000:.1f} ms wall, {res.cpu_s * 1000:.1f} ms CPU{peak}"
+        + (f", {', '.join(flags)}" if flags else "")
+        + "[/dim]",
+        highlight=False,
+    )
+    code = res.exit_code if res.exit_code is not None else 128 + (res.signal or 0)
+    raise typer.Exit(code)
+
+
+@app.command()
+def doctor(
+    sweep: Annotated[
+        bool, typer.Option(help="Also remove what crashed rollbox processes left behind.")
+    ] = False,
+) -> None:
+    """Show which isolation and limit mechanisms are active on this host."""
+    from rollbox.sandbox import doctor as doc
+    from rollbox.sandbox import state
+
+    if sweep:
+        report = state.sweep()
+        out.print(
+            f"swept: {report.owners} dead owner(s), {report.mounts} mount(s), "
+            f"{report.cgroups} cgroup(s)"
+        )
+    checks = doc.host_checks()
+    if all(c.name != "bubblewrap" or c.ok for c in checks):
+        checks.append(asyncio.run(doc.smoke_test()))
+    table = Table(title="rollbox doctor", title_justify="left")
+    for col in ("mechanism", "active", "how"):
+        table.add_column(col, overflow="fold")
+    for c in checks:
+        table.add_row(c.name, "[green]yes" if c.ok else "[red]no", c.detail)
+    out.print(table)
+    missing = [c for c in checks if not c.ok]
+    if missing:
+        out.print(
+            f"{len(missing)} mechanism(s) not active: sandboxes refuse to start with limits "
+            "that are not enforced unless allowed explicitly (allow_unenforced)."
+        )
 
 
 @app.command()

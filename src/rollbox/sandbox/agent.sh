@@ -23,9 +23,11 @@ run() {
     [[ -e $f.in ]] && stdin=$f.in
     {
         (
-            ulimit -t "$cpu" -f "$fsize" -n "$nofile" 2>/dev/null
+            ulimit -t "$cpu"; ulimit -f "$fsize"; ulimit -n "$nofile"
             cd -- "$cwd" 2>/dev/null || { echo "rollbox: no such directory: $cwd" >&2; exit 126; }
-            exec env -i "${all[@]:argc}" "${all[@]:0:argc}"
+            unset -v PATH SHLVL PWD OLDPWD RB_CTL RB_REQ_FD RB_EVT_FD RB_INFO_FD RB_BLOCK_FD
+            export -- "${all[@]:argc}"     # exactly the environment the host asked for
+            exec -- "${all[@]:0:argc}"
         ) <"$stdin" >"$f.out" 2>"$f.err" {RB_REQ_FD}<&- {RB_EVT_FD}>&- &
         TIMEFORMAT="cpu $id %3U %3S"
         { time wait $!; } 2>&"$RB_EVT_FD"

@@ -52,6 +52,35 @@ class Entry:
     size: int
 
 
+class SandboxProcess(abc.ABC):
+    """A long-running process in a sandbox: its stdin is written, its output read as it comes."""
+
+    @property
+    @abc.abstractmethod
+    def returncode(self) -> int | None:
+        """None while it runs; the exit status, or minus the signal that killed it."""
+
+    @abc.abstractmethod
+    async def write(self, data: bytes) -> None:
+        """Write to its stdin."""
+
+    @abc.abstractmethod
+    def take_output(self) -> tuple[bytes, bytes, bool]:
+        """(stdout, stderr, truncated) produced since the last call."""
+
+    @abc.abstractmethod
+    async def wait_output(self, timeout_s: float) -> None:
+        """Return when new output arrives, the process ends, or the timeout passes."""
+
+    @abc.abstractmethod
+    async def kill(self) -> None:
+        """Kill it and its process group."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release its pipes (it is killed first if still running)."""
+
+
 class Snapshot(abc.ABC):
     """The captured writable state of a sandbox, from which `fork` starts new ones."""
 
@@ -100,6 +129,17 @@ class Sandbox(abc.ABC):
         output_cap: int | None = None,
     ) -> ExecResult:
         """Run argv, or a shell string with `bash -c`, in the workspace (or `cwd` inside it)."""
+
+    @abc.abstractmethod
+    async def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        output_cap: int | None = None,
+    ) -> SandboxProcess:
+        """Start a long-running process (a shell, say) to talk to."""
 
     @abc.abstractmethod
     async def snapshot(self) -> Snapshot:

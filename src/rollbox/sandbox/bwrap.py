@@ -11,22 +11,33 @@ and removes everything.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import errno
 import itertools
 import json
 import os
+import re
 import shutil
 import signal
+import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rollbox.errors import SandboxError
 from rollbox.sandbox import cgroups, layers, state
-from rollbox.sandbox.base import ExecResult, Mount, Sandbox, Snapshot, inside_workspace
+from rollbox.sandbox.base import (
+    ExecResult,
+    Mount,
+    Sandbox,
+    SandboxProcess,
+    Snapshot,
+    inside_workspace,
+)
 from rollbox.sandbox.config import BwrapConfig, Limits
 
 WORKDIR = "/workspace"
@@ -67,6 +78,14 @@ class Host:
 
 
 _host: Host | None = None
+_live: weakref.WeakSet[BwrapSandbox] = weakref.WeakSet()
+
+
+@atexit.register
+def _reap_at_exit() -> None:
+    """At interpreter exit: kill every sandbox still open and reap its bubblewrap."""
+    for sb in list(_live):
+        sb._kill_now()
 
 
 def detect_host(config: BwrapConfig | None = None) -> Host:
@@ -90,29 +109,23 @@ def detect_host(config: BwrapConfig | None = None) -> Host:
 
 
 def _system_binds() -> list[str]:
-    """The read-only view of the system: /usr and friends, a few files of /etc."""
-    args = ["--ro-bind", "/usr", "/usr", "--perms", "0755", "--dir", "/etc"]
+    """The read-only view of the system: /usr and the top-level links or dirs into it."""
+    args = ["--ro-bind", "/usr", "/usr"]
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         p = Path("/") / top
         if p.is_symlink():
             args += ["--symlink", os.readlink(p), str(p)]
         elif p.is_dir():
             args += ["--ro-bind", str(p), str(p)]
-    for etc in (
-        "/etc/ld.so.cache",
-        "/etc/ld.so.conf",
-        "/etc/ld.so.conf.d",
-        "/etc/alternatives",
-        "/etc/ssl",
-        "/etc/ca-certificates",
-        "/etc/localtime",
-        "/etc/nsswitch.conf",
-        "/etc/mime.types",
-        "/etc/bash.bashrc",
-    ):
-        if os.path.exists(etc):
-            args += ["--ro-bind", etc, etc]
     return args
+
+
+# What a sandbox sees of the host's /etc: copied once per rollbox process into one directory,
+# so that it is one bind mount, plus the synthetic files below.
+HOST_ETC = (
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "ssl", "ca-certificates",
+    "localtime", "nsswitch.conf", "mime.types", "bash.bashrc", "inputrc", "protocols", "services",
+)  # fmt: skip
 
 
 _SYSTEM: list[str] | None = None
@@ -131,7 +144,9 @@ class BwrapSandbox(Sandbox):
     def __init__(self) -> None:
         # set up by create(); __init__ only makes an empty shell so close() is always safe
         self._closed = False
-        self._proc: asyncio.subprocess.Process | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._exited: asyncio.Future[None] | None = None  # resolved when bwrap exits
+        self._pidfd: int | None = None
         self._agent_pid: int | None = None
         self._group: cgroups.Cgroup | None = None
         self._layer: layers.Layer | None = None
@@ -146,7 +161,7 @@ class BwrapSandbox(Sandbox):
         self._host: Host | None = None
         self._mounts: dict[str, Mount] = {}
         self._config: BwrapConfig = BwrapConfig()
-        self._exec_lock = asyncio.Lock()
+        self._host_mounts: list[Path] = []  # mounts made on the host for this sandbox
 
     # ---- lifecycle ----------------------------------------------------------------------
 
@@ -195,25 +210,23 @@ class BwrapSandbox(Sandbox):
         elif workspace is None:
             self._layer = self._store.empty()
         else:
-            self._layer = await asyncio.to_thread(self._store.from_dir, Path(workspace))
+            self._layer = await self._store.from_dir_async(Path(workspace))
         self._ws, tmp_dir = self._make_workspace(host, limits)
         self.file_uid = host.uid
         ctl = self._dir / "ctl"
         ctl.mkdir()
         os.chmod(ctl, 0o755)
-        etc = self._dir / "etc"
-        etc.mkdir()
-        for name, text in _ETC_FILES.items():
-            (etc / name).write_text(text)
+        etc = _etc_for(own)
         for m in mounts.values():
             if m.writable and host.uid is not None:
                 os.chown(m.host, host.uid, host.uid)
         if host.cgroups.version:
             mem = limits.memory_mb * 1024 * 1024
             self._group = host.cgroups.create(
-                f"{own.tag}.s{n}", cgroups.Limits(memory_bytes=mem, pids=limits.pids)
+                f"{own.tag}.s{n}",
+                cgroups.Limits(memory_bytes=mem, pids=limits.pids, cpus=limits.cpus),
             )
-        await self._spawn(host, tmp_dir, ctl, etc)
+        await self._spawn(host, tmp_dir, ctl, etc, own.dir)
 
     def _make_workspace(self, host: Host, limits: Limits) -> tuple[Path, Path]:
         assert self._dir is not None and self._layer is not None
@@ -224,6 +237,7 @@ class BwrapSandbox(Sandbox):
             layers.mount(
                 "tmpfs", rw, "tmpfs", f"size={limits.disk_mb}m,mode=0755,nr_inodes=1000000"
             )
+            self._host_mounts.append(rw)
             for d in ("upper", "work", "tmp"):
                 (rw / d).mkdir()
             os.chmod(rw / "tmp", 0o1777)
@@ -238,6 +252,7 @@ class BwrapSandbox(Sandbox):
                 "overlay",
                 f"lowerdir={lower},upperdir={rw / 'upper'},workdir={rw / 'work'}",
             )
+            self._host_mounts.append(ws)
             if uid is not None:
                 os.chown(ws, uid, uid)
             return ws, rw / "tmp"
@@ -249,7 +264,7 @@ class BwrapSandbox(Sandbox):
         os.chmod(tmp, 0o1777)
         return ws, tmp
 
-    async def _spawn(self, host: Host, tmp_dir: Path, ctl: Path, etc: Path) -> None:
+    async def _spawn(self, host: Host, tmp_dir: Path, ctl: Path, etc: Path, own_dir: Path) -> None:
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
         req_r, req_w = os.pipe()
@@ -258,42 +273,11 @@ class BwrapSandbox(Sandbox):
         global _SYSTEM
         if _SYSTEM is None:
             _SYSTEM = _system_binds()
-        if host.uid is not None:
-            # As root: bubblewrap sets the container up with its privileges, then setpriv drops
-            # the agent (and so every command) to an unprivileged host uid, with no
-            # capabilities, no new privileges, and the parent-death signal armed again.
-            ns = [
-                "--unshare-ipc",
-                "--unshare-pid",
-                "--unshare-net",
-                "--unshare-uts",
-                "--unshare-cgroup",
-            ]
-            start = [
-                "setpriv",
-                f"--reuid={host.uid}",
-                f"--regid={host.uid}",
-                "--clear-groups",
-                "--inh-caps=-all",
-                "--bounding-set=-all",
-                "--no-new-privs",
-                "--pdeathsig=SIGKILL",
-                "--",
-            ]
-        else:
-            # Unprivileged: a user namespace of our own, where nobody gets capabilities.
-            ns = [
-                "--unshare-all",
-                "--unshare-user",
-                "--disable-userns",
-                "--uid",
-                str(SANDBOX_UID),
-                "--gid",
-                str(SANDBOX_UID),
-                "--cap-drop",
-                "ALL",
-            ]
-            start = []
+        # A user namespace of the sandbox's own, where nobody has capabilities and no further
+        # user namespace can be made; as root, bubblewrap itself runs as an unprivileged uid.
+        uid = str(SANDBOX_UID)
+        ns = ["--unshare-all", "--unshare-user", "--disable-userns",
+              "--uid", uid, "--gid", uid, "--cap-drop", "ALL"]  # fmt: skip
         args = [
             host.bwrap,
             *ns,
@@ -302,12 +286,11 @@ class BwrapSandbox(Sandbox):
             "--as-pid-1",
             "--hostname", "sandbox",
             *_SYSTEM,
+            "--ro-bind", str(etc), "/etc",
         ]  # fmt: skip
-        for name in _ETC_FILES:
-            args += ["--ro-bind", str(etc / name), f"/etc/{name}"]
         made: set[Path] = set()
-        for d in host.python_dirs:
-            args += [*_parents(d, made), "--ro-bind", str(d), str(d)]
+        for inside, source in _python_binds(own_dir, host):
+            args += [*_parents(inside, made), "--ro-bind", str(source), str(inside)]
         args += [
             "--proc", "/proc",
             "--dev", "/dev",
@@ -317,10 +300,20 @@ class BwrapSandbox(Sandbox):
             "--ro-bind", str(ctl), CTL,
             "--ro-bind", str(AGENT), "/run/rollbox-agent.sh",
         ]  # fmt: skip
-        for point, m in sorted(self._mounts.items()):
+        for i, (point, m) in enumerate(sorted(self._mounts.items())):
+            source = m.host
+            if host.uid is not None and not _world_reachable(source):
+                # bubblewrap runs as the sandbox's uid and could not reach it: bind it into
+                # this sandbox's own directory first
+                assert self._dir is not None
+                source = self._dir / f"m{i}"
+                source.mkdir()
+                layers.bind(m.host, source, readonly=not m.writable)
+                self._host_mounts.append(source)
             args += _parents(Path(point), made)
-            args += ["--bind" if m.writable else "--ro-bind", str(m.host), point]
+            args += ["--bind" if m.writable else "--ro-bind", str(source), point]
         args += [
+            "--remount-ro", "/",  # the container's own root: nothing outside the mounts is writable
             "--chdir", WORKDIR,
             "--clearenv",
             "--setenv", "PATH", BASE_PATH,
@@ -331,15 +324,20 @@ class BwrapSandbox(Sandbox):
             "--setenv", "RB_BLOCK_FD", str(block_r),
             "--info-fd", str(info_w),
             "--block-fd", str(block_r),
-            *start,
             "/bin/bash", "--noprofile", "--norc", "/run/rollbox-agent.sh",
         ]  # fmt: skip
         assert self._dir is not None
         log = open(self._dir / "agent.log", "wb")  # noqa: SIM115
         try:
-            self._proc = await asyncio.create_subprocess_exec(
-                *args,
-                stdin=asyncio.subprocess.DEVNULL,
+            # Spawned from the event loop's thread: --die-with-parent follows that thread.
+            if host.uid is not None:
+                # coreutils' chroot to / only to switch users: Popen(user=...) cannot use
+                # vfork, and forking a process with a model loaded costs milliseconds.
+                ids = f"{host.uid}:{host.uid}"
+                args = ["chroot", f"--userspec={ids}", f"--groups={host.uid}", "/", *args]
+            self._proc = subprocess.Popen(
+                args,
+                stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
                 pass_fds=(info_w, block_r, req_r, evt_w),
@@ -348,6 +346,10 @@ class BwrapSandbox(Sandbox):
             log.close()
             for fd in (info_w, block_r, req_r, evt_w):
                 os.close(fd)
+        loop = asyncio.get_running_loop()
+        self._exited = loop.create_future()
+        self._pidfd = os.pidfd_open(self._proc.pid)
+        loop.add_reader(self._pidfd, self._on_exit)
         try:
             info = await asyncio.wait_for(_read_json(info_r), timeout=10)
         finally:
@@ -356,11 +358,13 @@ class BwrapSandbox(Sandbox):
             if info is None:
                 raise ProcessLookupError
             self._agent_pid = int(str(info["child-pid"]))
+            _live.add(self)
             if self._group is not None:
                 self._group.add(self._agent_pid)
             os.write(block_w, b"1")
         except (ProcessLookupError, BrokenPipeError):
-            rc = await self._proc.wait()
+            await asyncio.wait_for(asyncio.shield(self._exited), timeout=10)
+            rc = self._proc.returncode
             detail = (self._dir / "agent.log").read_text(errors="replace").strip()
             raise SandboxError(
                 f"bubblewrap failed to start the sandbox (exit {rc}): {detail}"
@@ -384,16 +388,15 @@ class BwrapSandbox(Sandbox):
         for fut in self._waiting.values():
             if not fut.done():
                 fut.set_exception(SandboxError("the sandbox was closed"))
-        if self._group is not None:
-            await asyncio.to_thread(self._group.kill_all)
-        elif self._agent_pid is not None:
+        if self._agent_pid is not None:
+            # PID 1 gone: the kernel kills everything else in its PID namespace
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self._agent_pid, signal.SIGKILL)  # PID 1 gone: the namespace goes
-        if self._proc is not None:
+                os.kill(self._agent_pid, signal.SIGKILL)
+        if self._proc is not None and self._exited is not None:
             if self._proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     self._proc.kill()
-            await self._proc.wait()
+            await self._exited
         for fd in (self._req_w, self._evt_r):
             if fd is not None:
                 with contextlib.suppress(OSError):
@@ -402,11 +405,11 @@ class BwrapSandbox(Sandbox):
 
     def _remove_files(self) -> None:
         if self._group is not None:
-            self._group.destroy()
+            self._group.destroy()  # kills whatever is left in the group first, then removes it
+        for point in reversed(self._host_mounts):
+            with contextlib.suppress(OSError):
+                layers.umount(point)
         if self._dir is not None:
-            for point in (self._dir / "ws", self._dir / "rw"):
-                with contextlib.suppress(OSError):
-                    layers.umount(point)
             shutil.rmtree(self._dir, ignore_errors=True)
         if self._layer is not None and self._store is not None:
             self._store.release(self._layer)
@@ -420,6 +423,25 @@ class BwrapSandbox(Sandbox):
     @property
     def workdir(self) -> str:
         return WORKDIR
+
+    def _kill_now(self) -> None:
+        """Synchronous last resort (interpreter exit): kill PID 1, reap bubblewrap."""
+        if self._agent_pid is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self._agent_pid, signal.SIGKILL)
+        if self._proc is not None and self._proc.returncode is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._proc.wait(timeout=2)
+
+    def _on_exit(self) -> None:
+        """bubblewrap exited (its pidfd became readable): reap it, fail whoever waits."""
+        assert self._proc is not None and self._pidfd is not None
+        asyncio.get_running_loop().remove_reader(self._pidfd)
+        os.close(self._pidfd)
+        self._pidfd = None
+        self._proc.wait()
+        if self._exited is not None and not self._exited.done():
+            self._exited.set_result(None)
 
     @property
     def alive(self) -> bool:
@@ -436,79 +458,10 @@ class BwrapSandbox(Sandbox):
         stdin: bytes | None = None,
         output_cap: int | None = None,
     ) -> ExecResult:
-        if self._closed:
-            raise SandboxError("the sandbox is closed")
-        if not self.alive:
-            raise SandboxError("the sandbox died (its container exited)")
         lim = self.limits
         wall = timeout_s if timeout_s is not None else lim.wall_s
         cpu = cpu_s if cpu_s is not None else lim.cpu_s
-        cap = output_cap or lim.output_bytes
-        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
-        full_env = {"PATH": self._path(), "HOME": "/tmp", "LANG": "C.UTF-8", "USER": "sandbox"}
-        full_env.update(env or {})
-        workdir = WORKDIR + ("/" + inside_workspace(cwd) if cwd and cwd != "." else "")
-        req_id = str(next(_ids))
-        assert self._dir is not None
-        ctl = self._dir / "ctl"
-        f = ctl / req_id
-        limits_line = f"{max(1, int(cpu + 1))} {lim.fsize_mb * 2048} {lim.nofile}"
-        body = f"{workdir}\n{limits_line}\n{len(argv)}\n".encode() + b"".join(
-            a.encode() + b"\0" for a in [*argv, *(f"{k}={v}" for k, v in full_env.items())]
-        )
-        Path(f"{f}.req").write_bytes(body)
-        fds: list[int] = []
-        try:
-            for suffix in (".out", ".err"):
-                os.mkfifo(f"{f}{suffix}", 0o600)
-                if self._host and self._host.uid is not None:
-                    os.chown(f"{f}{suffix}", self._host.uid, self._host.uid)
-                fds.append(os.open(f"{f}{suffix}", os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC))
-            if stdin is not None:
-                Path(f"{f}.in").write_bytes(stdin)
-                os.chmod(f"{f}.in", 0o644)
-            return await self._run(req_id, fds, wall, cpu, cap)
-        finally:
-            for fd in fds:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            for suffix in (".req", ".out", ".err", ".in"):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(f"{f}{suffix}")
-
-    def _path(self) -> str:
-        assert self._host is not None
-        bins = [str(d / "bin") for d in self._host.python_dirs]
-        return ":".join([*bins, BASE_PATH])
-
-    async def _run(
-        self, req_id: str, fds: list[int], wall: float, cpu: float, cap: int
-    ) -> ExecResult:
-        loop = asyncio.get_running_loop()
-        done: asyncio.Future[int] = loop.create_future()
-        self._waiting[req_id] = done
-        bufs = [bytearray(), bytearray()]
-        truncated = False
-
-        def reader(i: int) -> None:
-            nonlocal truncated
-            while True:
-                try:
-                    chunk = os.read(fds[i], 65536)
-                except BlockingIOError:
-                    return
-                except OSError:
-                    chunk = b""
-                if not chunk:
-                    loop.remove_reader(fds[i])
-                    return
-                room = cap - len(bufs[i])
-                if len(chunk) > room:
-                    truncated = True
-                bufs[i].extend(chunk[: max(room, 0)])
-
-        for i, fd in enumerate(fds):
-            loop.add_reader(fd, reader, i)
+        req = self._submit(cmd, env, cwd, stdin, cpu, output_cap or lim.output_bytes)
         group = self._group
         cpu0 = group.cpu_s() if group else 0.0
         ooms0 = group.oom_kills() if group else 0
@@ -518,8 +471,7 @@ class BwrapSandbox(Sandbox):
         timed_out = False
         status: int | None = None
         try:
-            assert self._req_w is not None
-            os.write(self._req_w, f"run {req_id}\n".encode())
+            req.send()
             deadline = t0 + wall
             while status is None:
                 left = deadline - time.monotonic()
@@ -528,48 +480,87 @@ class BwrapSandbox(Sandbox):
                     break
                 try:
                     step = min(left, CPU_POLL_S) if group else left
-                    status = await asyncio.wait_for(asyncio.shield(done), timeout=step)
+                    status = await asyncio.wait_for(asyncio.shield(req.done), timeout=step)
                 except TimeoutError:
                     if group is not None and group.cpu_s() - cpu0 > cpu:
                         timed_out = True
                         break
             if timed_out:
-                with contextlib.suppress(OSError):
-                    os.write(self._req_w, f"kill {req_id}\n".encode())
-                with contextlib.suppress(TimeoutError, SandboxError):
-                    status = await asyncio.wait_for(asyncio.shield(done), timeout=2.0)
+                status = await req.kill()
         finally:
-            self._waiting.pop(req_id, None)
-            for i, fd in enumerate(fds):
-                reader(i)  # drain what is already there
-                loop.remove_reader(fd)
+            req.finish()
         wall_s = time.monotonic() - t0
-        if status is None and not timed_out:
-            raise SandboxError("the sandbox's agent stopped answering")
-        assert self._dir is not None
-        cpu_used, peak = self._usage(req_id, group, cpu0)
-        oom = bool(group and group.oom_kills() > ooms0)
-        sig: int | None = None
-        code: int | None = status
-        if status is None or status == KILLED:
-            sig, code = int(signal.SIGKILL), None
-        elif status > 128:
-            sig, code = status - 128, None
-        if not timed_out and self._req_w is not None:
-            with contextlib.suppress(OSError):
-                os.write(self._req_w, f"forget {req_id}\n".encode())
+        cpu_used, peak = self._usage(req.id, group, cpu0)
         return ExecResult(
-            exit_code=code,
-            signal=sig,
-            stdout=bufs[0].decode("utf-8", "replace"),
-            stderr=bufs[1].decode("utf-8", "replace"),
+            exit_code=None if _signal_of(status) else status,
+            signal=_signal_of(status),
+            stdout=req.bufs[0].decode("utf-8", "replace"),
+            stderr=req.bufs[1].decode("utf-8", "replace"),
             wall_s=wall_s,
             cpu_s=cpu_used,
             peak_memory_kb=peak,
             timed_out=timed_out,
-            oom_killed=oom,
-            output_truncated=truncated,
+            oom_killed=bool(group and group.oom_kills() > ooms0),
+            output_truncated=req.truncated,
         )
+
+    async def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        output_cap: int | None = None,
+    ) -> SandboxProcess:
+        """Start a long-running process whose stdin the caller writes and output it reads."""
+        req = self._submit(list(argv), env, cwd, STREAM, self.limits.cpu_s * 1000,
+                           output_cap or self.limits.output_bytes)  # fmt: skip
+        req.send()
+        return _BwrapProcess(req)
+
+    def _submit(
+        self,
+        cmd: str | Sequence[str],
+        env: Mapping[str, str] | None,
+        cwd: str | None,
+        stdin: bytes | object | None,
+        cpu: float,
+        cap: int,
+    ) -> _Request:
+        """Write a request's files and open its pipes; `send()` then starts it."""
+        if self._closed:
+            raise SandboxError("the sandbox is closed")
+        if not self.alive or self._dir is None or self._req_w is None:
+            raise SandboxError("the sandbox died (its container exited)")
+        argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+        if not argv:
+            raise ValueError("empty command")
+        full_env = {"PATH": self._path(), "HOME": "/tmp", "LANG": "C.UTF-8", "USER": "sandbox"}
+        full_env.update(env or {})
+        for key in full_env:
+            if not _ENV_NAME.match(key):
+                raise ValueError(f"not a valid environment variable name: {key!r}")
+        workdir = WORKDIR + ("/" + inside_workspace(cwd) if cwd and cwd != "." else "")
+        lim = self.limits
+        # RLIMIT_CPU in whole seconds (a backstop: the host enforces cpu_s from outside),
+        # RLIMIT_FSIZE in bash's 1024-byte blocks, RLIMIT_NOFILE
+        limits_line = f"{max(1, int(cpu + 1))} {lim.fsize_mb * 1024} {lim.nofile}"
+        body = f"{workdir}\n{limits_line}\n{len(argv)}\n".encode() + b"".join(
+            a.encode() + b"\0" for a in [*argv, *(f"{k}={v}" for k, v in full_env.items())]
+        )
+        uid = self._host.uid if self._host else None
+        req = _Request(str(next(_ids)), self._dir / "ctl", self._req_w, cap, self._waiting)
+        try:
+            req.prepare(body, stdin, uid)
+        except BaseException:
+            req.finish()
+            raise
+        return req
+
+    def _path(self) -> str:
+        assert self._host is not None
+        bins = [str(d / "bin") for d in self._host.python_dirs]
+        return ":".join([*bins, BASE_PATH])
 
     def _usage(
         self, req_id: str, group: cgroups.Cgroup | None, cpu0: float
@@ -637,6 +628,164 @@ class BwrapSandbox(Sandbox):
         return _BwrapSnapshot(self._config, store, layer, self._mounts, self.limits)
 
 
+STREAM = object()  # stdin that the caller streams (spawn) rather than gives up front
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _signal_of(status: int | None) -> int | None:
+    """The signal that ended a command, from the agent's status (bash's 128+N convention)."""
+    if status is None or status == KILLED:
+        return int(signal.SIGKILL)
+    return status - 128 if status > 128 else None
+
+
+class _Request:
+    """One command in the agent: its files in the control directory and its output pipes."""
+
+    def __init__(
+        self,
+        req_id: str,
+        ctl: Path,
+        req_w: int,
+        cap: int,
+        waiting: dict[str, asyncio.Future[int]],
+    ) -> None:
+        self.id, self._base, self._req_w, self._cap = req_id, str(ctl / req_id), req_w, cap
+        self._waiting = waiting
+        self._loop = asyncio.get_running_loop()
+        self.done: asyncio.Future[int] = self._loop.create_future()
+        waiting[req_id] = self.done
+        self.bufs = [bytearray(), bytearray()]
+        self.truncated = False
+        self.stdin_fd: int | None = None
+        self._fds: list[int] = []
+        self._finished = False
+        self.on_output: asyncio.Event = asyncio.Event()
+
+    def prepare(self, body: bytes, stdin: bytes | object | None, uid: int | None) -> None:
+        with open(self._base + ".req", "wb") as f:
+            f.write(body)
+        for suffix in (".out", ".err"):
+            os.mkfifo(self._base + suffix, 0o600)
+            if uid is not None:
+                os.chown(self._base + suffix, uid, uid)
+            self._fds.append(
+                os.open(self._base + suffix, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            )
+        if stdin is STREAM:
+            os.mkfifo(self._base + ".in", 0o600)
+            if uid is not None:
+                os.chown(self._base + ".in", uid, uid)
+            # read-write, so that opening does not wait for the reader and we can hold it
+            self.stdin_fd = os.open(self._base + ".in", os.O_RDWR | os.O_CLOEXEC)
+        elif isinstance(stdin, bytes):
+            with open(self._base + ".in", "wb") as f:
+                f.write(stdin)
+            os.chmod(self._base + ".in", 0o644)
+        for i, fd in enumerate(self._fds):
+            self._loop.add_reader(fd, self._read, i)
+
+    def send(self) -> None:
+        os.write(self._req_w, f"run {self.id}\n".encode())
+
+    def _read(self, i: int) -> None:
+        fd = self._fds[i]
+        while True:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._loop.remove_reader(fd)
+                return
+            room = self._cap - len(self.bufs[i])
+            if len(chunk) > room:
+                self.truncated = True
+            self.bufs[i].extend(chunk[: max(room, 0)])
+            self.on_output.set()
+
+    async def kill(self) -> int | None:
+        """Kill the command's process group; its status, once the agent confirms."""
+        with contextlib.suppress(OSError):
+            os.write(self._req_w, f"kill {self.id}\n".encode())
+        try:
+            return await asyncio.wait_for(asyncio.shield(self.done), timeout=2.0)
+        except (TimeoutError, SandboxError):
+            return None
+
+    def finish(self) -> None:
+        """Drain what is already there, close the pipes, remove the files. Idempotent."""
+        if self._finished:
+            return
+        self._finished = True
+        self._waiting.pop(self.id, None)
+        for i, fd in enumerate(self._fds):
+            self._read(i)
+            self._loop.remove_reader(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        if self.stdin_fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self.stdin_fd)
+        if self.done.done() and not self.done.cancelled() and self.done.exception() is None:
+            with contextlib.suppress(OSError):
+                os.write(self._req_w, f"forget {self.id}\n".encode())
+        for suffix in (".req", ".out", ".err", ".in"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self._base + suffix)
+
+
+class _BwrapProcess(SandboxProcess):
+    def __init__(self, req: _Request) -> None:
+        self._req = req
+
+    @property
+    def returncode(self) -> int | None:
+        if not self._req.done.done() or self._req.done.exception() is not None:
+            return None
+        status = self._req.done.result()
+        sig = _signal_of(status)
+        return -sig if sig else status
+
+    async def write(self, data: bytes) -> None:
+        if self._req.stdin_fd is None:
+            raise SandboxError("the process's stdin is closed")
+        view = memoryview(data)
+        while view:
+            n = (
+                await asyncio.to_thread(os.write, self._req.stdin_fd, view)
+                if len(view) > 4096
+                else os.write(self._req.stdin_fd, view)
+            )
+            view = view[n:]
+
+    def take_output(self) -> tuple[bytes, bytes, bool]:
+        out, err = bytes(self._req.bufs[0]), bytes(self._req.bufs[1])
+        self._req.bufs[0].clear()
+        self._req.bufs[1].clear()
+        truncated, self._req.truncated = self._req.truncated, False
+        self._req.on_output.clear()
+        return out, err, truncated
+
+    async def wait_output(self, timeout_s: float) -> None:
+        waiter: asyncio.Future[object] = asyncio.ensure_future(self._req.on_output.wait())
+        done: asyncio.Future[object] = self._req.done  # type: ignore[assignment]
+        try:
+            await asyncio.wait({waiter, done}, timeout=timeout_s, return_when="FIRST_COMPLETED")
+        finally:
+            waiter.cancel()
+
+    async def kill(self) -> None:
+        if not self._req.done.done():
+            await self._req.kill()
+        self._req.finish()
+
+    def close(self) -> None:
+        self._req.finish()
+
+
 class _BwrapSnapshot(Snapshot):
     def __init__(
         self,
@@ -661,6 +810,66 @@ class _BwrapSnapshot(Snapshot):
         if not self._released:
             self._released = True
             self._store.release(self.layer)
+
+
+def _etc_for(own: state.Owner) -> Path:
+    """The sandbox's /etc, made once per rollbox process: a few host files, synthetic ones."""
+    etc = own.dir / "etc"
+    if (etc / "hostname").exists():
+        return etc
+    tmp = own.dir / "etc.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    for name in HOST_ETC:
+        src = Path("/etc") / name
+        with contextlib.suppress(OSError, shutil.Error):
+            if src.is_symlink():
+                os.symlink(os.readlink(src), tmp / name)
+            elif src.is_dir():
+                shutil.copytree(src, tmp / name, symlinks=True, ignore=_unreadable)
+            elif src.is_file():
+                shutil.copy2(src, tmp / name)
+    for name, text in _ETC_FILES.items():
+        (tmp / name).write_text(text)
+    os.chmod(tmp, 0o755)
+    with contextlib.suppress(OSError):
+        tmp.rename(etc)
+    return etc
+
+
+def _unreadable(directory: str, names: list[str]) -> list[str]:
+    return [n for n in names if not os.access(os.path.join(directory, n), os.R_OK)]
+
+
+def _python_binds(own_dir: Path, host: Host) -> list[tuple[Path, Path]]:
+    """(path inside, host source) for the interpreter's directories.
+
+    bubblewrap runs as the sandbox's uid, which may not traverse to them (pyenv under /root,
+    say): those are bind-mounted once per rollbox process into its state directory first.
+    """
+    out = []
+    for i, d in enumerate(host.python_dirs):
+        if host.uid is None or _world_reachable(d):
+            out.append((d, d))
+            continue
+        point = own_dir / f"python{i}"
+        if not point.is_dir() or not any(point.iterdir()):
+            point.mkdir(exist_ok=True)
+            layers.bind(d, point, readonly=True)
+        out.append((d, point))
+    return out
+
+
+def _world_reachable(d: Path) -> bool:
+    """Whether any user may traverse to `d` and read it."""
+    for p in [d, *d.parents]:
+        try:
+            mode = p.stat().st_mode
+        except OSError:
+            return False
+        if not mode & 0o001:
+            return False
+    return bool(d.stat().st_mode & 0o004)
 
 
 def _parents(dest: Path, made: set[Path]) -> list[str]:

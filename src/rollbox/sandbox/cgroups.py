@@ -18,7 +18,8 @@ from pathlib import Path
 from rollbox.errors import SandboxError
 
 GROUP = "rollbox"
-V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
+V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer", "cpu")
+CFS_PERIOD_US = 100_000
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 
 
@@ -113,6 +114,7 @@ class Cgroup(abc.ABC):
 class Limits:
     memory_bytes: int
     pids: int
+    cpus: float = 1.0  # a CFS quota: cores' worth of CPU time per period
 
 
 class CgroupV1(Cgroup):
@@ -127,6 +129,9 @@ class CgroupV1(Cgroup):
             if (mem / "memory.memsw.limit_in_bytes").exists():
                 _write(mem / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
             _write(self.dirs["pids"] / "pids.max", str(limits.pids))
+            cpu = self.dirs["cpu"]
+            _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
+            _write(cpu / "cpu.cfs_quota_us", str(int(limits.cpus * CFS_PERIOD_US)))
         except OSError as e:
             self._remove_dirs_quietly()
             raise SandboxError(f"could not set up cgroup {name}: {e}") from e
@@ -186,6 +191,7 @@ class CgroupV2(Cgroup):
             if (self.dir / "memory.swap.max").exists():
                 _write(self.dir / "memory.swap.max", "0")
             _write(self.dir / "pids.max", str(limits.pids))
+            _write(self.dir / "cpu.max", f"{int(limits.cpus * CFS_PERIOD_US)} {CFS_PERIOD_US}")
         except OSError as e:
             with contextlib.suppress(OSError):
                 self.dir.rmdir()

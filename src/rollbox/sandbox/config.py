@@ -23,6 +23,9 @@ class Limits(_Config):
     cpu_s: float = Field(60.0, gt=0, description="CPU seconds per command, enforced from outside.")
     memory_mb: int = Field(1024, gt=0, description="Memory of the whole sandbox.")
     pids: int = Field(256, gt=0, description="Processes and threads in the whole sandbox.")
+    cpus: float = Field(
+        1.0, gt=0, le=256, description="CPU cores the whole sandbox may use at once."
+    )
     disk_mb: int = Field(512, gt=0, description="Size of the writable layer (workspace and /tmp).")
     fsize_mb: int = Field(256, gt=0, description="Largest file a command may write.")
     nofile: int = Field(1024, gt=0, description="Open files per process.")

@@ -36,6 +36,16 @@ def mount(source: str, target: Path, fstype: str, options: str, flags: int = 0) 
         raise OSError(err, f"mount {fstype} on {target}: {os.strerror(err)}")
 
 
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC = 1, 32, 4096, 16384
+
+
+def bind(source: Path, target: Path, *, readonly: bool) -> None:
+    """Bind-mount a directory (read-only takes a second step, as the kernel wants it)."""
+    mount(str(source), target, "none", "", MS_BIND | MS_REC)
+    if readonly:
+        mount("none", target, "none", "", MS_REMOUNT | MS_BIND | MS_RDONLY)
+
+
 def umount(target: Path) -> None:
     if _libc.umount2(str(target).encode(), MNT_DETACH) != 0:
         err = ctypes.get_errno()
@@ -76,8 +86,10 @@ def copy_tree(src: Path, dst: Path, uid: int | None, *, merge: bool = False) -> 
     what `dst` already holds instead (flattening a stack, lowest layer first).
     """
     dst.mkdir(parents=True, exist_ok=True)
-    if uid is not None:
-        os.chown(dst, uid, uid)
+    top = os.stat(src)
+    own = (uid, uid) if uid is not None else (top.st_uid, top.st_gid)  # else: keep the owner
+    if os.geteuid() == 0:
+        os.chown(dst, *own)
     with os.scandir(src) as it:
         for e in it:
             s, d = Path(e.path), dst / e.name
@@ -102,13 +114,13 @@ def copy_tree(src: Path, dst: Path, uid: int | None, *, merge: bool = False) -> 
                     os.setxattr(d, "trusted.overlay.opaque", b"y")
             elif stat.S_ISLNK(st.st_mode):
                 os.symlink(os.readlink(s), d)
-                if uid is not None:
-                    os.lchown(d, uid, uid)
+                if os.geteuid() == 0:
+                    os.lchown(d, *(uid, uid) if uid is not None else (st.st_uid, st.st_gid))
             elif stat.S_ISREG(st.st_mode):
                 shutil.copyfile(s, d, follow_symlinks=False)
                 os.chmod(d, stat.S_IMODE(st.st_mode) | 0o600)
-                if uid is not None:
-                    os.chown(d, uid, uid)
+                if os.geteuid() == 0:
+                    os.chown(d, *(uid, uid) if uid is not None else (st.st_uid, st.st_gid))
             elif whiteout and not merge:
                 os.mknod(d, stat.S_IFCHR | 0o000, 0)  # a whiteout: "deleted in this layer"
 
@@ -163,14 +175,28 @@ class LayerStore:
             n = self._n
         return self.root / f"{prefix}{n}"
 
-    def from_dir(self, src: Path) -> Layer:
-        """The layer holding a copy of `src`, made once per content (by signature)."""
+    async def from_dir_async(self, src: Path) -> Layer:
+        """from_dir, without blocking the event loop when a copy must be made."""
+        import asyncio
+
         key = tree_signature(src)
+        layer = self._cached(key)
+        return layer if layer is not None else await asyncio.to_thread(self.from_dir, src, key)
+
+    def _cached(self, key: str) -> Layer | None:
         with self._lock:
             layer = self._by_key.get(key)
             if layer is not None and layer.path.exists():
                 layer.refs += 1
                 return layer
+        return None
+
+    def from_dir(self, src: Path, key: str | None = None) -> Layer:
+        """The layer holding a copy of `src`, made once per content (by signature)."""
+        key = key or tree_signature(src)
+        cached = self._cached(key)
+        if cached is not None:
+            return cached
         path = self._new_dir("base")
         tmp = path.with_name(path.name + ".tmp")
         try:

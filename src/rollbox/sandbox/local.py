@@ -20,7 +20,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rollbox.errors import SandboxError
-from rollbox.sandbox.base import ExecResult, Mount, Sandbox, Snapshot, inside_workspace
+from rollbox.sandbox.base import (
+    ExecResult,
+    Mount,
+    Sandbox,
+    SandboxProcess,
+    Snapshot,
+    inside_workspace,
+)
 from rollbox.sandbox.config import Limits
 
 BASE_ENV = {
@@ -114,6 +121,30 @@ class LocalSandbox(Sandbox):
             output_cap or self.limits.output_bytes,
         )
 
+    async def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        output_cap: int | None = None,
+    ) -> SandboxProcess:
+        if self._closed:
+            raise SandboxError("the sandbox is closed")
+        full_env = dict(BASE_ENV)
+        full_env["PATH"] = ":".join([*self._path_prefix, full_env["PATH"]])
+        full_env.update(env or {})
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=self._work / inside_workspace(cwd) if cwd else self._work,
+            env=full_env,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        return _LocalProcess(proc, output_cap or self.limits.output_bytes)
+
     async def snapshot(self) -> Snapshot:
         snap_dir = Path(tempfile.mkdtemp(prefix="rollbox-local-snap-"))
         await asyncio.to_thread(shutil.copytree, self._work, snap_dir / "work", symlinks=True)
@@ -123,6 +154,66 @@ class LocalSandbox(Sandbox):
         if not self._closed:
             self._closed = True
             await asyncio.shield(asyncio.to_thread(shutil.rmtree, self._root, True))
+
+
+class _LocalProcess(SandboxProcess):
+    def __init__(self, proc: asyncio.subprocess.Process, cap: int) -> None:
+        self._proc, self._cap = proc, cap
+        self._bufs = [bytearray(), bytearray()]
+        self._truncated = False
+        self._event = asyncio.Event()
+        assert proc.stdout is not None and proc.stderr is not None
+        self._tasks = [
+            asyncio.ensure_future(self._pump(proc.stdout, 0)),
+            asyncio.ensure_future(self._pump(proc.stderr, 1)),
+            asyncio.ensure_future(self._reap()),
+        ]
+
+    async def _reap(self) -> None:
+        await self._proc.wait()
+        self._event.set()
+
+    async def _pump(self, stream: asyncio.StreamReader, i: int) -> None:
+        while chunk := await stream.read(65536):
+            room = self._cap - len(self._bufs[i])
+            if len(chunk) > room:
+                self._truncated = True
+            self._bufs[i].extend(chunk[: max(room, 0)])
+            self._event.set()
+        self._event.set()
+
+    @property
+    def returncode(self) -> int | None:
+        return self._proc.returncode
+
+    async def write(self, data: bytes) -> None:
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(data)
+        await self._proc.stdin.drain()
+
+    def take_output(self) -> tuple[bytes, bytes, bool]:
+        out, err = bytes(self._bufs[0]), bytes(self._bufs[1])
+        self._bufs[0].clear()
+        self._bufs[1].clear()
+        truncated, self._truncated = self._truncated, False
+        self._event.clear()
+        return out, err, truncated
+
+    async def wait_output(self, timeout_s: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._event.wait(), timeout_s)
+
+    async def kill(self) -> None:
+        if self._proc.returncode is None:
+            _kill_group(self._proc.pid)
+            await self._proc.wait()
+        self.close()
+
+    def close(self) -> None:
+        if self._proc.returncode is None:
+            _kill_group(self._proc.pid)
+        for t in self._tasks:
+            t.cancel()
 
 
 class _LocalSnapshot(Snapshot):

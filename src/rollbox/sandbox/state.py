@@ -13,6 +13,7 @@ sandbox (or `rollbox doctor --sweep`) removes everything whose owner is no longe
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import shutil
@@ -71,6 +72,7 @@ def owner(root: Path | None = None) -> Owner:
         os.chmod(d, 0o711)
         (d / "owner").write_text(f"{pid} {start}\n")
         _owner = Owner(root, d, tag)
+        atexit.register(_remove_owner, d, None)
         return _owner
 
 
@@ -99,12 +101,9 @@ def sweep(root: Path | None = None, host: cgroups.CgroupHost | None = None) -> S
                 continue
             dead.add(d.name)
             n_owners += 1
-            n_groups += _remove_groups(host, d.name)
-            for point in layers.mounts_beneath(d):
-                with contextlib.suppress(OSError):
-                    layers.umount(point)
-                    n_mounts += 1
-            shutil.rmtree(d, ignore_errors=True)
+            groups, mounts = _remove_owner(d, host)
+            n_groups += groups
+            n_mounts += mounts
     # cgroups whose owner directory is already gone
     host = host or cgroups.detect()
     for name in host.existing():
@@ -121,6 +120,21 @@ def sweep(root: Path | None = None, host: cgroups.CgroupHost | None = None) -> S
             host.attach(name).destroy()
             n_groups += 1
     return SweepReport(n_owners, n_mounts, n_groups)
+
+
+def _remove_owner(d: Path, host: cgroups.CgroupHost | None) -> tuple[int, int]:
+    """Everything of one owner: its cgroups (and their processes), its mounts, its files.
+
+    Runs for dead owners in a sweep, and for this process at exit (atexit).
+    """
+    n_groups = _remove_groups(host, d.name)
+    n_mounts = 0
+    for point in layers.mounts_beneath(d):
+        with contextlib.suppress(OSError):
+            layers.umount(point)
+            n_mounts += 1
+    shutil.rmtree(d, ignore_errors=True)
+    return n_groups, n_mounts
 
 
 def _remove_groups(host: cgroups.CgroupHost | None, tag: str) -> int:

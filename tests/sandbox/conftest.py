@@ -1,0 +1,24 @@
+"""Fixtures for sandbox tests: a real bwrap sandbox, closed afterwards."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from rollbox.sandbox import BwrapConfig, Limits, Sandbox, make_sandbox
+
+
+@pytest.fixture
+async def sandbox(tmp_path: Path) -> AsyncIterator[Sandbox]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "hello.txt").write_text("hello from the workspace\n")
+    (ws / "pkg").mkdir()
+    (ws / "pkg" / "mod.py").write_text("VALUE = 41\n")
+    sb = await make_sandbox(BwrapConfig(), ws, limits=Limits(wall_s=20))
+    try:
+        yield sb
+    finally:
+        await sb.close()

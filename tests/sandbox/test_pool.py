@@ -1,0 +1,44 @@
+"""The warm pool keeps ready sandboxes and refills itself."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from rollbox.sandbox import BwrapConfig, make_sandbox
+from rollbox.sandbox.pool import WarmPool
+
+
+async def test_warm_pool_hands_out_ready_sandboxes_and_refills() -> None:
+    made = 0
+
+    async def make():  # type: ignore[no-untyped-def]
+        nonlocal made
+        made += 1
+        return await make_sandbox(BwrapConfig())
+
+    async with WarmPool(make, size=3) as pool:
+        for _ in range(200):
+            if pool.ready == 3:
+                break
+            await asyncio.sleep(0.02)
+        assert pool.ready == 3
+        t0 = time.perf_counter()
+        sb = await pool.acquire()
+        took = time.perf_counter() - t0
+        assert pool.hits == 1 and pool.misses == 0 and took < 0.005
+        async with sb:
+            assert (await sb.exec("echo warm")).stdout == "warm\n"
+        for _ in range(200):
+            if pool.ready == 3:
+                break
+            await asyncio.sleep(0.02)
+        assert pool.ready == 3 and made == 4
+        others = [await pool.acquire() for _ in range(5)]  # more than it holds: made on the spot
+        assert pool.hits == 4 and pool.misses == 2
+        for o in others:
+            await o.close()
+        waiting = [s for s in list(pool._ready._queue)]  # type: ignore[attr-defined]
+    assert pool.ready == 0
+    for s in waiting:
+        assert not s.alive
