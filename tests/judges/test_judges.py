@@ -243,3 +243,25 @@ def test_changes_between(tmp_path: Path) -> None:
     before = {"a": b"1", "b": b"2", "c": b"3"}
     after = {"a": b"1", "b": b"22", "d": b"4"}
     assert changes_between(before, after) == {"b": b"22", "d": b"4", "c": None}
+
+
+async def test_a_task_that_names_packages_is_judged_with_its_image(
+    make_task: MakeTask, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.sandbox.test_images import _wheel
+
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _wheel(wheels, "rbxhelper", "2.0", "def twice(x):\n    return 2 * x\n")
+    monkeypatch.setenv("ROLLBOX_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    toml = TASK_TOML.format(id="feature-add").replace(
+        "[judge]", '[environment]\npython_packages = ["rbxhelper==2.0"]\n\n[judge]'
+    )
+    tests = {"test_calc.py": "from rbxhelper import twice\nfrom calc import add\n\n"
+             "def test_uses_the_package():\n    assert add(twice(2), 1) == 5\n"}  # fmt: skip
+    task = load_task(make_task(toml=toml, tests=tests))
+    check = await check_reference(task, SANDBOXES)
+    assert check.ok, check.problems
+    assert check.reference.n_passed == 1

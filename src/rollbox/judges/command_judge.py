@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from rollbox.judges.base import Changes, Judge, Outcome, OutcomeStatus, Verdict, VerdictStatus
-from rollbox.judges.common import lay_out_candidate, lay_out_tests, scratch, tail
+from rollbox.judges.common import TaskEnvironment, lay_out_candidate, lay_out_tests, scratch, tail
 from rollbox.sandbox.base import Mount, SandboxFactory
 from rollbox.tasks.model import CommandJudge, Task
 
@@ -24,9 +24,13 @@ class ChecksJudge(Judge):
         with scratch("judge") as tmp:
             work = lay_out_candidate(task, changes, tmp / "work")
             tests = lay_out_tests(task, tmp / "judge" / "tests")
-            sandbox = await sandboxes(work, mounts={TESTS: Mount(tests)})
+            environment = await TaskEnvironment.of(task)
+            mounts = {TESTS: Mount(tests)} | environment.mounts()
+            sandbox = await sandboxes(work, mounts=mounts)
             async with sandbox:
                 env = {"ROLLBOX_TESTS": sandbox.path(TESTS)}
+                if environment.image is not None:
+                    env["PYTHONPATH"] = environment.pythonpath(sandbox)
                 for check in cfg.checks:
                     left = deadline - time.monotonic()
                     if left <= 0:

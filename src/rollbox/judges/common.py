@@ -9,7 +9,9 @@ from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from rollbox.judges.base import Changes
-from rollbox.sandbox.base import ExecResult
+from rollbox.sandbox.base import ExecResult, Mount, Sandbox
+from rollbox.sandbox.images import MOUNT_POINT as IMAGE_MOUNT
+from rollbox.sandbox.images import Image, build_image_async
 from rollbox.tasks.loader import materialize, read_tree
 from rollbox.tasks.model import Task
 
@@ -72,3 +74,25 @@ def tail(res: ExecResult, limit: int = DETAIL_CHARS) -> str:
     if res.timed_out:
         text = f"[timed out after {res.wall_s:.1f}s]\n{text}"
     return text if len(text) <= limit else "…" + text[-limit:]
+
+
+class TaskEnvironment:
+    """The task's environment image (if it names packages), as mounts and PYTHONPATH."""
+
+    def __init__(self, image: Image | None) -> None:
+        self.image = image
+
+    @classmethod
+    async def of(cls, task: Task) -> TaskEnvironment:
+        pkgs = task.spec.environment.python_packages
+        return cls(await build_image_async(list(pkgs)) if pkgs else None)
+
+    def mounts(self) -> dict[str, Mount]:
+        return self.image.mount() if self.image else {}
+
+    def pythonpath(self, sandbox: Sandbox, *first: str) -> str:
+        """PYTHONPATH: `first`, then the image (as this sandbox sees it)."""
+        parts = list(first)
+        if self.image is not None:
+            parts.append(sandbox.path(IMAGE_MOUNT))
+        return ":".join(parts)

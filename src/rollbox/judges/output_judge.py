@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rollbox.errors import SandboxError
 from rollbox.judges.base import Changes, Judge, Outcome, OutcomeStatus, Verdict, VerdictStatus
-from rollbox.judges.common import lay_out_candidate, scratch, tail
+from rollbox.judges.common import TaskEnvironment, lay_out_candidate, scratch, tail
 from rollbox.judges.compare import compare_file
 from rollbox.sandbox.base import Sandbox, SandboxFactory
 from rollbox.tasks.loader import read_tree
@@ -27,14 +27,20 @@ class OutputFilesJudge(Judge):
         notes: list[str] = []
         with scratch("judge") as tmp:
             work = lay_out_candidate(task, changes, tmp / "work")
+            environment = await TaskEnvironment.of(task)
             for case in cfg.cases:
                 expected = read_tree(task.tests_dir / case.expected)
-                sandbox = await sandboxes(work)
+                sandbox = await sandboxes(work, mounts=environment.mounts())
                 async with sandbox:
+                    env = {}
+                    if environment.image is not None:
+                        env["PYTHONPATH"] = environment.pythonpath(sandbox)
                     if case.inputs is not None:
                         for rel, data in read_tree(task.tests_dir / case.inputs).items():
                             await sandbox.write_file(rel, data)
-                    res = await sandbox.exec(cfg.command, timeout_s=task.spec.limits.timeout_s)
+                    res = await sandbox.exec(
+                        cfg.command, timeout_s=task.spec.limits.timeout_s, env=env
+                    )
                     cpu += res.cpu_s
                     if not res.ok:
                         why = "timed out" if res.timed_out else f"exited with {res.exit_code}"

@@ -9,7 +9,13 @@ from pathlib import Path
 
 from rollbox.errors import JudgeError
 from rollbox.judges.base import Changes, Judge, Outcome, OutcomeStatus, Verdict, VerdictStatus
-from rollbox.judges.common import lay_out_candidate, lay_out_tests, scratch, tail
+from rollbox.judges.common import (
+    TaskEnvironment,
+    lay_out_candidate,
+    lay_out_tests,
+    scratch,
+    tail,
+)
 from rollbox.sandbox.base import Mount, SandboxFactory
 from rollbox.tasks.loader import reference_changes
 from rollbox.tasks.model import PytestJudge, Task
@@ -62,8 +68,9 @@ class TestJudge(Judge):
             (jdir / f"{PLUGIN}.py").write_text(plugin_src.read_text())
             report = tmp / "report" / "report.jsonl"
             report.parent.mkdir()
+            environment = await TaskEnvironment.of(task)
             mounts = {JUDGE: Mount(jdir), REPORT: Mount(report.parent, writable=True)}
-            sandbox = await sandboxes(work, mounts=mounts)
+            sandbox = await sandboxes(work, mounts=mounts | environment.mounts())
             async with sandbox:
                 j, r = sandbox.path(JUDGE), sandbox.path(REPORT)
                 cmd = (
@@ -72,7 +79,7 @@ class TestJudge(Judge):
                     f"--rootdir={shlex.quote(j)}/tests {shlex.quote(j)}/tests"
                 )
                 env = {
-                    "PYTHONPATH": f"{j}:{sandbox.workdir}",
+                    "PYTHONPATH": environment.pythonpath(sandbox, j, sandbox.workdir),
                     "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                     "ROLLBOX_REPORT": f"{r}/report.jsonl",
                     "ROLLBOX_TESTS": f"{j}/tests",
