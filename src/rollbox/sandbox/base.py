@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol
 
-from rollbox.sandbox.fsutil import read_beneath, write_beneath
+from rollbox.sandbox.fsutil import list_beneath, read_beneath, write_beneath
 
 if TYPE_CHECKING:
     from rollbox.sandbox.config import Limits
@@ -37,7 +37,8 @@ class ExecResult:
 
 @dataclass(frozen=True)
 class Mount:
-    """A host directory made visible inside a sandbox."""
+    """A host directory made visible inside a sandbox (read-only unless `writable`; a
+    writable one is given to the sandbox's user, so that its commands can write there)."""
 
     host: Path
     writable: bool = False
@@ -168,20 +169,8 @@ class Sandbox(abc.ABC):
         write_beneath(self.workspace, path, data, uid=self.file_uid)
 
     async def list(self, path: str = ".") -> list[Entry]:
-        """Entries beneath a workspace directory (recursively), without following links."""
-        base = self.workspace / inside_workspace(path) if path != "." else self.workspace
-        out: list[Entry] = []
-        for p in sorted(base.rglob("*")):
-            rel = p.relative_to(self.workspace).as_posix()
-            if p.is_symlink():
-                out.append(Entry(rel, "link", 0))
-            elif p.is_dir():
-                out.append(Entry(rel, "dir", 0))
-            elif p.is_file():
-                out.append(Entry(rel, "file", p.stat().st_size))
-            else:
-                out.append(Entry(rel, "other", 0))
-        return out
+        """Entries beneath a workspace directory (recursively); links are listed, not followed."""
+        return [Entry(p, kind, size) for p, kind, size in list_beneath(self.workspace, path)]
 
     async def __aenter__(self) -> Sandbox:
         return self

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,6 +48,7 @@ AGENT = Path(__file__).with_name("agent.sh")
 BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 CPU_POLL_S = 0.05
 KILLED = -1  # the status of a command the agent killed on our request
+START_TIMEOUT_S = 60.0
 _ids = itertools.count(1)
 
 
@@ -162,6 +163,7 @@ class BwrapSandbox(Sandbox):
         self._mounts: dict[str, Mount] = {}
         self._config: BwrapConfig = BwrapConfig()
         self._host_mounts: list[Path] = []  # mounts made on the host for this sandbox
+        self._ready: asyncio.Future[None] | None = None  # the agent said it is up
 
     # ---- lifecycle ----------------------------------------------------------------------
 
@@ -294,11 +296,14 @@ class BwrapSandbox(Sandbox):
         args += [
             "--proc", "/proc",
             "--dev", "/dev",
+            "--size", str(self.limits.disk_mb * 1024 * 1024), "--tmpfs", "/dev/shm",
+            "--remount-ro", "/dev",
             "--bind", str(tmp_dir), "/tmp",
             "--bind", str(self._ws), WORKDIR,
             "--perms", "0755", "--dir", "/run",
             "--ro-bind", str(ctl), CTL,
             "--ro-bind", str(AGENT), "/run/rollbox-agent.sh",
+            "--ro-bind", str(_agent_shell(own_dir)), "/run/rollbox-bash",
         ]  # fmt: skip
         for i, (point, m) in enumerate(sorted(self._mounts.items())):
             source = m.host
@@ -324,7 +329,7 @@ class BwrapSandbox(Sandbox):
             "--setenv", "RB_BLOCK_FD", str(block_r),
             "--info-fd", str(info_w),
             "--block-fd", str(block_r),
-            "/bin/bash", "--noprofile", "--norc", "/run/rollbox-agent.sh",
+            "/run/rollbox-bash", "--noprofile", "--norc", "/run/rollbox-agent.sh",
         ]  # fmt: skip
         assert self._dir is not None
         log = open(self._dir / "agent.log", "wb")  # noqa: SIM115
@@ -372,7 +377,14 @@ class BwrapSandbox(Sandbox):
         finally:
             os.close(block_w)
         os.set_blocking(evt_r, False)
-        asyncio.get_running_loop().add_reader(evt_r, self._on_events)
+        self._ready = loop.create_future()
+        loop.add_reader(evt_r, self._on_events)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready), timeout=START_TIMEOUT_S)
+        except TimeoutError:
+            raise SandboxError(
+                f"the sandbox did not start within {START_TIMEOUT_S:g}s (is the host overloaded?)"
+            ) from None
 
     async def close(self) -> None:
         """Kill everything, unmount, remove. Idempotent; finishes even if cancelled."""
@@ -442,6 +454,10 @@ class BwrapSandbox(Sandbox):
         self._proc.wait()
         if self._exited is not None and not self._exited.done():
             self._exited.set_result(None)
+        if not self._closed:  # not our doing: the container died under running commands
+            for waiting in self._waiting.values():
+                if not waiting.done():
+                    waiting.set_exception(SandboxError("the sandbox died (its container exited)"))
 
     @property
     def alive(self) -> bool:
@@ -549,7 +565,9 @@ class BwrapSandbox(Sandbox):
             a.encode() + b"\0" for a in [*argv, *(f"{k}={v}" for k, v in full_env.items())]
         )
         uid = self._host.uid if self._host else None
-        req = _Request(str(next(_ids)), self._dir / "ctl", self._req_w, cap, self._waiting)
+        req = _Request(
+            str(next(_ids)), self._dir / "ctl", self._req_w, cap, self._waiting, self._on_events
+        )
         try:
             req.prepare(body, stdin, uid)
         except BaseException:
@@ -584,6 +602,9 @@ class BwrapSandbox(Sandbox):
                 return
         if not data:
             asyncio.get_running_loop().remove_reader(self._evt_r)
+            if self._ready is not None and not self._ready.done():
+                log = (self._dir / "agent.log").read_text(errors="replace") if self._dir else ""
+                self._ready.set_exception(SandboxError(f"the sandbox's agent did not start: {log}"))
             for fut in self._waiting.values():
                 if not fut.done():
                     fut.set_exception(SandboxError("the sandbox's agent exited"))
@@ -592,7 +613,9 @@ class BwrapSandbox(Sandbox):
         *lines, self._evt_buf = self._evt_buf.split(b"\n")
         for line in lines:
             parts = line.decode(errors="replace").split()
-            if len(parts) == 4 and parts[0] == "cpu" and parts[1] in self._waiting:
+            if parts == ["ready"] and self._ready is not None and not self._ready.done():
+                self._ready.set_result(None)
+            elif len(parts) == 4 and parts[0] == "cpu" and parts[1] in self._waiting:
                 with contextlib.suppress(ValueError):
                     self._cpu[parts[1]] = float(parts[2]) + float(parts[3])
             elif len(parts) == 3 and parts[0] == "done":
@@ -649,8 +672,10 @@ class _Request:
         req_w: int,
         cap: int,
         waiting: dict[str, asyncio.Future[int]],
+        drain_events: Callable[[], None],
     ) -> None:
         self.id, self._base, self._req_w, self._cap = req_id, str(ctl / req_id), req_w, cap
+        self._drain_events = drain_events
         self._waiting = waiting
         self._loop = asyncio.get_running_loop()
         self.done: asyncio.Future[int] = self._loop.create_future()
@@ -665,7 +690,7 @@ class _Request:
     def prepare(self, body: bytes, stdin: bytes | object | None, uid: int | None) -> None:
         with open(self._base + ".req", "wb") as f:
             f.write(body)
-        for suffix in (".out", ".err"):
+        for suffix in (".out", ".err", ".life"):
             os.mkfifo(self._base + suffix, 0o600)
             if uid is not None:
                 os.chown(self._base + suffix, uid, uid)
@@ -682,8 +707,24 @@ class _Request:
             with open(self._base + ".in", "wb") as f:
                 f.write(stdin)
             os.chmod(self._base + ".in", 0o644)
-        for i, fd in enumerate(self._fds):
+        for i, fd in enumerate(self._fds[:2]):
             self._loop.add_reader(fd, self._read, i)
+        self._loop.add_reader(self._fds[2], self._on_life)
+
+    def _on_life(self) -> None:
+        """The supervisor's end of ID.life: EOF means it is gone (its report, if any, is sent
+        before it goes, so pending events are read first)."""
+        try:
+            if os.read(self._fds[2], 64):
+                return
+        except BlockingIOError:
+            return
+        except OSError:
+            pass
+        self._loop.remove_reader(self._fds[2])
+        self._drain_events()
+        if not self.done.done():
+            self.done.set_result(KILLED)  # killed from inside before it could report
 
     def send(self) -> None:
         os.write(self._req_w, f"run {self.id}\n".encode())
@@ -722,7 +763,8 @@ class _Request:
         self._finished = True
         self._waiting.pop(self.id, None)
         for i, fd in enumerate(self._fds):
-            self._read(i)
+            if i < 2:
+                self._read(i)
             self._loop.remove_reader(fd)
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -732,7 +774,7 @@ class _Request:
         if self.done.done() and not self.done.cancelled() and self.done.exception() is None:
             with contextlib.suppress(OSError):
                 os.write(self._req_w, f"forget {self.id}\n".encode())
-        for suffix in (".req", ".out", ".err", ".in"):
+        for suffix in (".req", ".out", ".err", ".life", ".in"):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self._base + suffix)
 
@@ -835,6 +877,18 @@ def _etc_for(own: state.Owner) -> Path:
     with contextlib.suppress(OSError):
         tmp.rename(etc)
     return etc
+
+
+def _agent_shell(own_dir: Path) -> Path:
+    """An execute-only copy of bash for the agent: the kernel makes a process that runs an
+    unreadable binary non-dumpable, so that the sandbox's commands cannot ptrace the agent."""
+    path = own_dir / "agent-bash"
+    if not path.exists():
+        tmp = own_dir / "agent-bash.tmp"
+        shutil.copyfile(shutil.which("bash") or "/bin/bash", tmp)
+        os.chmod(tmp, 0o111)
+        tmp.rename(path)
+    return path
 
 
 def _unreadable(directory: str, names: list[str]) -> list[str]:

@@ -23,6 +23,15 @@ CFS_PERIOD_US = 100_000
 V2_CONTROLLERS = ("memory", "pids", "cpu")
 
 
+def _swap_total() -> int:
+    with contextlib.suppress(OSError, ValueError, StopIteration), open("/proc/meminfo") as f:
+        return int(next(line for line in f if line.startswith("SwapTotal:")).split()[1])
+    return 1  # unknown: assume there is swap, and limit it too
+
+
+_HAS_SWAP = _swap_total() > 0
+
+
 def _write(path: Path, value: str) -> None:
     with open(path, "w") as f:
         f.write(value)
@@ -126,12 +135,11 @@ class CgroupV1(Cgroup):
                 d.mkdir(parents=True, exist_ok=True)
             mem = self.dirs["memory"]
             _write(mem / "memory.limit_in_bytes", str(limits.memory_bytes))
-            if (mem / "memory.memsw.limit_in_bytes").exists():
+            if _HAS_SWAP and (mem / "memory.memsw.limit_in_bytes").exists():
                 _write(mem / "memory.memsw.limit_in_bytes", str(limits.memory_bytes))
             _write(self.dirs["pids"] / "pids.max", str(limits.pids))
-            cpu = self.dirs["cpu"]
-            _write(cpu / "cpu.cfs_period_us", str(CFS_PERIOD_US))
-            _write(cpu / "cpu.cfs_quota_us", str(int(limits.cpus * CFS_PERIOD_US)))
+            # the period is the kernel's default (100 ms): only the quota needs writing
+            _write(self.dirs["cpu"] / "cpu.cfs_quota_us", str(int(limits.cpus * CFS_PERIOD_US)))
         except OSError as e:
             self._remove_dirs_quietly()
             raise SandboxError(f"could not set up cgroup {name}: {e}") from e

@@ -36,25 +36,30 @@ def _open_parent(base: Path, parts: list[str], create: bool) -> int:
     return fd
 
 
+def _refuse_links(rel: str, e: OSError) -> None:
+    if e.errno in (errno.ELOOP, errno.ENOTDIR):  # a link where a file or directory should be
+        raise SandboxError(f"{rel!r} is (or goes through) a link; links are refused") from None
+
+
 def read_beneath(base: Path, rel: str, *, max_bytes: int | None = None) -> bytes:
     """Read a regular file beneath `base`; a link anywhere on the way is refused."""
     parts = _parts(rel)
     try:
         dfd = _open_parent(base, parts, create=False)
         try:
-            fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dfd)
+            # non-blocking: a FIFO planted there must not hang the host on open
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+            fd = os.open(parts[-1], flags, dir_fd=dfd)
         finally:
             os.close(dfd)
     except OSError as e:
-        if e.errno in (errno.ELOOP, errno.ENOTDIR):  # a link where a file or directory should be
-            raise SandboxError(
-                f"{rel!r} is (or goes through) a link; only files are read"
-            ) from None
+        _refuse_links(rel, e)
         raise
     with os.fdopen(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
             raise SandboxError(f"{rel!r} is not a regular file")
+        os.set_blocking(f.fileno(), True)
         if max_bytes is not None and st.st_size > max_bytes:
             raise SandboxError(f"{rel!r} is larger than {max_bytes} bytes")
         return f.read() if max_bytes is None else f.read(max_bytes + 1)[:max_bytes]
@@ -63,7 +68,11 @@ def read_beneath(base: Path, rel: str, *, max_bytes: int | None = None) -> bytes
 def write_beneath(base: Path, rel: str, data: bytes, *, uid: int | None = None) -> None:
     """Write a regular file beneath `base`, replacing whatever was there; links are refused."""
     parts = _parts(rel)
-    dfd = _open_parent(base, parts, create=True)
+    try:
+        dfd = _open_parent(base, parts, create=True)
+    except OSError as e:
+        _refuse_links(rel, e)
+        raise
     try:
         try:
             os.unlink(parts[-1], dir_fd=dfd)
@@ -95,3 +104,31 @@ def _chown_dirs(base: Path, dirs: list[str], uid: int) -> None:
                 os.fchown(fd, uid, uid)
     finally:
         os.close(fd)
+
+
+def list_beneath(base: Path, rel: str = ".") -> list[tuple[str, str, int]]:
+    """(path, kind, size) of everything beneath a directory of `base`, links not followed."""
+    parts = [] if rel in (".", "") else _parts(rel)
+    try:
+        dfd = _open_parent(base, [*parts, "."], create=False)
+    except OSError as e:
+        _refuse_links(rel, e)
+        raise
+    out: list[tuple[str, str, int]] = []
+    prefix = "/".join(parts)
+    try:
+        for root, dirs, files, rfd in os.fwalk(".", dir_fd=dfd, follow_symlinks=False):
+            here = root[2:] if root.startswith("./") else ""
+            for name in sorted(dirs + files):
+                st = os.stat(name, dir_fd=rfd, follow_symlinks=False)
+                kind = (
+                    "link" if stat.S_ISLNK(st.st_mode)
+                    else "dir" if stat.S_ISDIR(st.st_mode)
+                    else "file" if stat.S_ISREG(st.st_mode)
+                    else "other"
+                )  # fmt: skip
+                path = "/".join(x for x in (prefix, here, name) if x)
+                out.append((path, kind, st.st_size if kind == "file" else 0))
+    finally:
+        os.close(dfd)
+    return sorted(out)

@@ -26,7 +26,12 @@ from rollbox.sandbox import cgroups, layers
 
 
 def default_root() -> Path:
-    return Path(tempfile.gettempdir()) / f"rollbox-sandboxes-{os.geteuid()}"
+    """On a tmpfs where there is one (control FIFOs and small files are hot), else in /tmp."""
+    shm = Path("/dev/shm")
+    base = (
+        shm if shm.is_dir() and os.access(shm, os.W_OK | os.X_OK) else Path(tempfile.gettempdir())
+    )
+    return base / f"rollbox-sandboxes-{os.geteuid()}"
 
 
 def _start_time(pid: int) -> str | None:

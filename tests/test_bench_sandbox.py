@@ -1,0 +1,129 @@
+"""The sandbox benchmark's own machinery: the bare-bwrap baseline, failure figures, batches.
+
+The benchmark itself takes minutes (`rollbox bench sandbox`); these check its parts quickly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import math
+import os
+import shutil
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from rollbox.bench import available
+
+BENCH_FILE = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_sandbox.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("rollbox_bench_sandbox_test", BENCH_FILE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)  # as rollbox.bench loads it: not in sys.modules
+    return module
+
+
+def test_listed() -> None:
+    assert "sandbox" in available()
+
+
+def _sandbox_dir(tmp_path: Path) -> Path:
+    sdir = tmp_path / "state" / "s7"
+    for d in ("rw/tmp", "ws/sub", "ctl"):
+        (sdir / d).mkdir(parents=True)
+    os.chmod(sdir / "rw" / "tmp", 0o1777)
+    (sdir / "ws" / "sub" / "f.txt").write_text("x")
+    return sdir
+
+
+def test_bare_bwrap_replays_the_backend_with_true(bench: ModuleType, tmp_path: Path) -> None:
+    sdir = _sandbox_dir(tmp_path)
+    argv = [
+        "chroot", "--userspec=65534:65534", "/",
+        "/usr/bin/bwrap", "--unshare-all", "--uid", "1000", "--cap-drop", "ALL",
+        "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin",
+        "--bind", str(sdir / "rw" / "tmp"), "/tmp",
+        "--bind", str(sdir / "ws"), "/workspace",
+        "--ro-bind", str(sdir / "ctl"), "/run/rollbox",
+        "--setenv", "RB_INFO_FD", "7",
+        "--info-fd", "7", "--block-fd", "8",
+        "/bin/bash", "--noprofile", "--norc", "/run/rollbox-agent.sh",
+    ]  # fmt: skip
+    root = tmp_path / "bare"
+    bare = bench.BareBwrap(argv, "/usr/bin/bwrap", sdir, root)
+    assert bare.argv[:4] == ["chroot", "--userspec=65534:65534", "/", "/usr/bin/bwrap"]
+    assert bare.argv[-1] == "/bin/true"
+    assert bare.agent == ["/bin/bash", "--noprofile", "--norc", "/run/rollbox-agent.sh"]
+    assert "--info-fd" not in bare.argv and "--block-fd" not in bare.argv
+    assert bare.argv[-4:-1] == ["--setenv", "RB_INFO_FD", "7"]  # harmless, kept
+    # the sandbox's own directories are replaced by copies, with their modes
+    assert not any(str(sdir) in a for a in bare.argv)
+    i = bare.argv.index("/tmp")
+    assert bare.argv[i - 1] == str(root / "rw" / "tmp")
+    assert (root / "rw" / "tmp").stat().st_mode & 0o7777 == 0o1777
+    assert (root / "ws" / "sub" / "f.txt").read_text() == "x"
+    assert bare.argv[bare.argv.index("/workspace") - 1] == str(root / "ws")
+    # the system binds pass through untouched
+    assert bare.argv[10:16] == ["--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin"]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--frobnicate"], "cannot parse"),
+        (["--seccomp", "9"], "cannot replay"),
+        (["--ro-bind-data", "9", "/etc/x"], "cannot replay"),
+    ],
+)
+def test_bare_bwrap_refuses_what_it_cannot_replay(
+    bench: ModuleType, tmp_path: Path, extra: list[str], message: str
+) -> None:
+    sdir = _sandbox_dir(tmp_path)
+    argv = ["/usr/bin/bwrap", "--unshare-all", *extra, "/bin/bash", "agent.sh"]
+    with pytest.raises(RuntimeError, match=message):
+        bench.BareBwrap(argv, "/usr/bin/bwrap", sdir, tmp_path / "bare")
+
+
+def test_bare_bwrap_needs_a_command(bench: ModuleType, tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="no command"):
+        bench.BareBwrap(["bwrap", "--unshare-all"], "bwrap", _sandbox_dir(tmp_path), tmp_path / "b")
+    with pytest.raises(RuntimeError, match="no bwrap"):
+        bench.BareBwrap(["sh", "-c", "true"], "/usr/bin/bwrap", tmp_path, tmp_path / "b")
+
+
+def test_failed_figure_is_clear(bench: ModuleType) -> None:
+    fig = bench._failed(
+        "memory per idle sandbox", "KiB", OSError(24, "Too many open files"), max_value=2048.0
+    )
+    assert fig.met is False
+    assert math.isnan(fig.value)
+    assert "FAILED" in fig.name and "Too many open files" in fig.name
+    assert fig.target == "value <= 2048 KiB"
+
+
+def test_gather_batches_stops_at_the_first_failing_batch(bench: ModuleType) -> None:
+    calls: list[int] = []
+
+    async def make(i: int) -> int:
+        calls.append(i)
+        if i == 60:
+            raise OSError("no more")
+        return i
+
+    done, errors = asyncio.run(bench._gather_batches(list(range(200)), make, stop_on_error=True))
+    assert len(calls) == 2 * bench.BATCH  # the batch with the failure ran, no further one
+    assert len(done) == 2 * bench.BATCH - 1 and len(errors) == 1
+
+
+def test_sleep_baseline_is_small_and_cleans_up(bench: ModuleType) -> None:
+    if shutil.which("sleep") is None:
+        pytest.skip("no sleep(1)")
+    per = bench._sleep_memory_kb(20)
+    assert math.isfinite(per)
+    assert bench._children() == []
