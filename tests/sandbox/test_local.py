@@ -52,3 +52,15 @@ async def test_close_removes_everything_and_is_idempotent() -> None:
     async with LocalSandbox() as other:
         with pytest.raises(ValueError):
             await other.read_file("../../etc/passwd")
+
+
+def test_the_local_backend_says_it_isolates_nothing(caplog: pytest.LogCaptureFixture) -> None:
+    import rollbox.sandbox.local as local
+
+    local._warned = False
+    with caplog.at_level("WARNING"):
+        sb = LocalSandbox()
+    import asyncio
+
+    asyncio.run(sb.close())
+    assert "isolates nothing" in caplog.text

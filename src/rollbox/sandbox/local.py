@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import selectors
 import shutil
@@ -29,6 +30,9 @@ from rollbox.sandbox.base import (
     inside_workspace,
 )
 from rollbox.sandbox.config import Limits
+
+log = logging.getLogger(__name__)
+_warned = False
 
 BASE_ENV = {
     "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -54,6 +58,10 @@ class LocalSandbox(Sandbox):
         limits: Limits | None = None,
         path_prefix: Sequence[str] = (),
     ) -> None:
+        global _warned
+        if not _warned:
+            _warned = True
+            log.warning("the local sandbox backend isolates nothing: use it for development only")
         self.limits = limits or Limits()
         self._root = Path(tempfile.mkdtemp(prefix="rollbox-local-"))
         self._work = self._root / "work"
