@@ -259,6 +259,69 @@ def bench(
     out.print(table)
 
 
+@app.command()
+def judge(
+    task_dir: Annotated[Path, typer.Argument(help="The task directory.")],
+    workspace_dir: Annotated[Path, typer.Argument(help="The finished workspace to judge.")],
+    repeat: Annotated[
+        int, typer.Option(help="Judge this many times; disagreement is a 'flaky' verdict.")
+    ] = 1,
+    backend: Backend = "bwrap",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the judgement as JSON.")] = False,
+) -> None:
+    """What would rollbox pay for this workspace? Prints the verdict and the reward breakdown.
+
+    Exit status: 0 when judged, 3 when flaky, 4 when the judge could not decide.
+    """
+    from rollbox.judges import judge_workspace
+
+    if repeat < 1:
+        raise ConfigError("--repeat must be at least 1")
+    if not workspace_dir.is_dir():
+        raise ConfigError(f"workspace {str(workspace_dir)!r} is not a directory")
+    task = load_task(task_dir)
+    result = asyncio.run(judge_workspace(task, workspace_dir, _factory(backend), repeat=repeat))
+    if as_json:
+        print(json.dumps(result.to_dict(), indent=2))
+    else:
+        _print_judgement(result)
+    status = str(result.verdict.status)
+    raise typer.Exit({"judged": 0, "flaky": 3}.get(status, 4))
+
+
+def _print_judgement(result: Any) -> None:
+    v, r = result.verdict, result.reward
+    table = Table(title=f"{result.task_id} · {v.judge} judge · {v.status}", title_justify="left")
+    for col in ("outcome", "status", "detail"):
+        table.add_column(col, overflow="fold")
+    for o in v.outcomes:
+        colour = "green" if o.passed else "red"
+        detail = o.detail.strip().splitlines()[-1][:120] if o.detail.strip() else ""
+        table.add_row(o.name, f"[{colour}]{o.status}", detail)
+    out.print(table)
+    for f in result.findings:
+        out.print(f"[red]tampering[/red] {f.path}: {f.kind} ({f.detail})", highlight=False)
+    if result.disagreements:
+        out.print(f"[yellow]runs disagree on:[/yellow] {', '.join(result.disagreements)}")
+    if r is None:
+        why = (
+            "the runs disagree (flaky)"
+            if str(v.status) == "flaky"
+            else "the judge could not decide"
+        )
+        out.print(f"reward: none, {why}")
+        if v.diagnostics:
+            out.print(v.diagnostics[-1500:], markup=False, highlight=False)
+        return
+    parts = [f"correctness {r.correctness:g}"]
+    parts += [f"{k} +{val:g}" for k, val in r.auxiliary.items()]
+    if r.penalty:
+        parts.append(f"tampering -{r.penalty:g}")
+    out.print(f"[bold]reward {r.total:g}[/bold] = " + " ".join(parts), highlight=False)
+    sig = ", ".join(f"{k} {val:.3g}" for k, val in r.signals.items())
+    out.print(f"[dim]pass fraction {r.pass_fraction:.2f}; signals: {sig}[/dim]", highlight=False)
+
+
 @sandbox_app.command(
     "exec", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
 )

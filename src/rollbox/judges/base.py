@@ -24,6 +24,7 @@ class OutcomeStatus(StrEnum):
 class VerdictStatus(StrEnum):
     judged = "judged"  # the judge decided; the outcomes are the policy's
     undecided = "undecided"  # the judge could not decide: infrastructure, never a zero reward
+    flaky = "flaky"  # repeated runs disagreed: no reward, and the task's tests are suspect
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import secrets
 import shlex
 import time
 from pathlib import Path
@@ -16,7 +17,7 @@ from rollbox.judges.common import (
     scratch,
     tail,
 )
-from rollbox.sandbox.base import Mount, SandboxFactory
+from rollbox.sandbox.base import ExecResult, Mount, Sandbox, SandboxFactory
 from rollbox.tasks.loader import reference_changes
 from rollbox.tasks.model import PytestJudge, Task
 
@@ -59,40 +60,21 @@ class TestJudge(Judge):
         expected: tuple[str, ...] | None,
     ) -> Verdict:
         t0 = time.monotonic()
+        token = secrets.token_hex(16)
+        environment = await TaskEnvironment.of(task)
         with scratch("judge") as tmp:
-            work = lay_out_candidate(task, changes, tmp / "work")
-            jdir = tmp / "judge"
-            lay_out_tests(task, jdir / "tests")
-            (jdir / "pytest.ini").write_text(INI)
-            plugin_src = Path(__file__).with_name("pytest_report.py")
-            (jdir / f"{PLUGIN}.py").write_text(plugin_src.read_text())
-            report = tmp / "report" / "report.jsonl"
-            report.parent.mkdir()
-            environment = await TaskEnvironment.of(task)
-            mounts = {JUDGE: Mount(jdir), REPORT: Mount(report.parent, writable=True)}
-            sandbox = await sandboxes(work, mounts=mounts | environment.mounts())
-            async with sandbox:
-                j, r = sandbox.path(JUDGE), sandbox.path(REPORT)
-                cmd = (
-                    f"python -m pytest -q -p no:cacheprovider -p {PLUGIN} "
-                    f"-c {shlex.quote(j)}/pytest.ini "
-                    f"--rootdir={shlex.quote(j)}/tests {shlex.quote(j)}/tests"
-                )
-                env = {
-                    "PYTHONPATH": environment.pythonpath(sandbox, j, sandbox.workdir),
-                    "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                    "ROLLBOX_REPORT": f"{r}/report.jsonl",
-                    "ROLLBOX_TESTS": f"{j}/tests",
-                }
-                res = await sandbox.exec(cmd, timeout_s=task.spec.limits.timeout_s, env=env)
-            records = _read_report(report)
+            report_dir = tmp / "report"
+            report_dir.mkdir()
+            res = await self._execute(task, changes, sandboxes, environment, tmp, report_dir, token)
+            records = [
+                r for r in _read_report(report_dir / "report.jsonl") if r.get("token") == token
+            ]
         outcomes, problem = _outcomes(records, expected)
         diagnostics = tail(res)
         status = VerdictStatus.judged
-        if not records:
-            # pytest never got to start its session: that is the machinery, not the policy
-            if not res.timed_out:
-                status = VerdictStatus.undecided
+        if not any(r.get("event") == "start" for r in records) and not res.timed_out:
+            # pytest never got to load the judge's plugin: the machinery, not the policy
+            status = VerdictStatus.undecided
             diagnostics = f"pytest wrote no report (exit {res.exit_code}).\n{diagnostics}"
         elif problem:
             diagnostics = f"{problem}\n{diagnostics}"
@@ -106,6 +88,62 @@ class TestJudge(Judge):
             wall_s=time.monotonic() - t0,
             cpu_s=res.cpu_s,
         )
+
+    async def _execute(
+        self,
+        task: Task,
+        changes: Changes,
+        sandboxes: SandboxFactory,
+        environment: TaskEnvironment,
+        tmp: Path,
+        report_dir: Path,
+        token: str,
+    ) -> ExecResult:
+        """The cold path: a fresh sandbox, and `python -m pytest` in it."""
+        work = lay_out_candidate(task, changes, tmp / "work")
+        jdir = judge_dir(task, tmp / "judge")
+        mounts = {JUDGE: Mount(jdir), REPORT: Mount(report_dir, writable=True)}
+        sandbox = await sandboxes(work, mounts=mounts | environment.mounts())
+        async with sandbox:
+            j = sandbox.path(JUDGE)
+            cmd = "python -m pytest " + " ".join(shlex.quote(a) for a in pytest_args(j))
+            env = run_env(sandbox, environment, token) | start_env(sandbox, environment)
+            return await sandbox.exec(cmd, timeout_s=task.spec.limits.timeout_s, env=env)
+
+
+def judge_dir(task: Task, dest: Path) -> Path:
+    """The judge's read-only files for one task: pristine tests, the plugin, its own ini."""
+    lay_out_tests(task, dest / "tests")
+    (dest / "pytest.ini").write_text(INI)
+    plugin_src = Path(__file__).with_name("pytest_report.py")
+    (dest / f"{PLUGIN}.py").write_text(plugin_src.read_text())
+    return dest
+
+
+def pytest_args(j: str) -> list[str]:
+    """pytest's arguments: the judge's ini and rootdir, its plugin, no cache."""
+    return ["-q", "-p", "no:cacheprovider", "-p", PLUGIN, "-c", f"{j}/pytest.ini",
+            f"--rootdir={j}/tests", f"{j}/tests"]  # fmt: skip
+
+
+def start_env(sandbox: Sandbox, environment: TaskEnvironment) -> dict[str, str]:
+    """The interpreter's environment: the workspace is NOT on the path at start-up (nothing in
+    it can shadow pytest); the plugin adds it once pytest is loaded."""
+    return {
+        "PYTHONPATH": environment.pythonpath(sandbox, sandbox.path(JUDGE)),
+        "PYTHONSAFEPATH": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+    }
+
+
+def run_env(sandbox: Sandbox, environment: TaskEnvironment, token: str) -> dict[str, str]:
+    """What one run's plugin reads (and erases) when pytest loads it."""
+    return {
+        "ROLLBOX_REPORT": f"{sandbox.path(REPORT)}/report.jsonl",
+        "ROLLBOX_REPORT_TOKEN": token,
+        "ROLLBOX_WORKDIR": sandbox.workdir,
+        "ROLLBOX_TESTS": f"{sandbox.path(JUDGE)}/tests",
+    }
 
 
 def _read_report(path: Path) -> list[dict[str, object]]:

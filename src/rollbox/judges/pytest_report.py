@@ -1,34 +1,42 @@
 """A pytest plugin the test judge loads (as `rollbox_judge_report`) to record outcomes.
 
 Standalone on purpose: it is copied next to the hidden tests and imports nothing of rollbox.
-It opens its report file before any test module is imported.
+It runs when pytest loads it, before any test or code under test is imported: it opens its
+report file, takes the run's token and the workspace's path out of the environment (so the code
+under test finds neither there), and only then puts the workspace on sys.path. Records without
+the token are ignored by the judge.
 """
 
 import json
 import os
+import sys
 from typing import IO, Any
 
 _out: IO[str] | None = None
+_token = os.environ.pop("ROLLBOX_REPORT_TOKEN", "")
+_report = os.environ.pop("ROLLBOX_REPORT", "")
+_workdir = os.environ.pop("ROLLBOX_WORKDIR", "")
+if _report:
+    _out = open(_report, "w", encoding="utf-8")  # noqa: SIM115
+if _workdir:
+    sys.path.insert(0, _workdir)
 
 
 def _write(record: dict[str, Any]) -> None:
     if _out is not None:
+        record["token"] = _token
         _out.write(json.dumps(record) + "\n")
         _out.flush()
 
 
-def pytest_configure(config: Any) -> None:
-    global _out
-    path = os.environ.get("ROLLBOX_REPORT")
-    if path:
-        _out = open(path, "w", encoding="utf-8")  # noqa: SIM115
+# pytest is up and so is the report: from here on, whatever is missing is the candidate's doing
+_write({"event": "start"})
 
 
 def pytest_collectreport(report: Any) -> None:
     if report.failed:
-        _write(
-            {"event": "collect_error", "id": report.nodeid, "detail": str(report.longrepr)[-2000:]}
-        )
+        detail = str(report.longrepr)[-2000:]
+        _write({"event": "collect_error", "id": report.nodeid, "detail": detail})
 
 
 def pytest_collection_finish(session: Any) -> None:

@@ -61,6 +61,14 @@ class Environment(_Frozen):
     python_packages: tuple[str, ...] = Field((), description="Packages to install (pip specs).")
 
 
+class RewardSpec(_Frozen):
+    """How the task's verdict is paid."""
+
+    partial_credit: bool = Field(
+        False, description="Pay a scaled pass fraction when not every outcome passes."
+    )
+
+
 class PytestJudge(_Frozen):
     """Hidden pytest tests run against the candidate's code."""
 
@@ -168,6 +176,7 @@ class TaskSpec(_Frozen):
     tags: tuple[str, ...] = Field((), description="Free-form labels.")
     limits: Limits = Field(default_factory=Limits, description="Resource limits.")
     environment: Environment = Field(default_factory=Environment, description="Extra needs.")
+    reward: RewardSpec = Field(default_factory=RewardSpec, description="How it is paid.")
     judge: JudgeConfig = Field(description="How the result is judged.")
 
     @field_validator("title")
