@@ -60,7 +60,9 @@ def check(task: Task, changes: Changes, pristine: dict[str, bytes]) -> list[Find
             findings.append(Finding(rel, "startup-hook", "runs when the interpreter starts"))
         elif (len(parts) == 1 and p.stem in JUDGE_MODULES) or parts[0] in JUDGE_MODULES:
             findings.append(Finding(rel, "judge-module", "shadows a module the test run uses"))
-        elif (_is_test_file(name) and (rel in pristine or name in hidden)) or ("tests" in parts[:-1] and rel in pristine):
+        elif (_is_test_file(name) and (rel in pristine or name in hidden)) or (
+            "tests" in parts[:-1] and rel in pristine
+        ):
             findings.append(Finding(rel, "tests", "the tests may not change"))
     return findings
 

@@ -4,8 +4,8 @@ Correctness comes first: 1 when every required outcome passed; otherwise 0, or t
 fraction scaled down when the task allows partial credit. The total gives correctness the weight
 1 - auxiliary_cap, and auxiliary signals (static analysis) add at most auxiliary_cap, and only
 on top of a correct result: a correct, clean change totals exactly 1. Tampering zeroes
-correctness and costs a penalty. A verdict the judge could not decide, or one that flip-flops over repeated
-runs, earns no reward at all (None): that is never the policy's zero.
+correctness and costs a penalty. A verdict the judge could not decide, or one that flip-flops
+over repeated runs, earns no reward at all (None): that is never the policy's zero.
 """
 
 from __future__ import annotations
