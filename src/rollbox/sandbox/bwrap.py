@@ -400,6 +400,7 @@ class BwrapSandbox(Sandbox):
         for fut in self._waiting.values():
             if not fut.done():
                 fut.set_exception(SandboxError("the sandbox was closed"))
+                fut.exception()  # whoever waits still gets it; nobody waiting is no error
         if self._agent_pid is not None:
             # PID 1 gone: the kernel kills everything else in its PID namespace
             with contextlib.suppress(ProcessLookupError, PermissionError):

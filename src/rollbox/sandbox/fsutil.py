@@ -132,3 +132,20 @@ def list_beneath(base: Path, rel: str = ".") -> list[tuple[str, str, int]]:
     finally:
         os.close(dfd)
     return sorted(out)
+
+
+def remove_beneath(base: Path, rel: str) -> None:
+    """Remove a file (or link) beneath `base`; a link on the way is refused; absent is fine."""
+    parts = _parts(rel)
+    try:
+        dfd = _open_parent(base, parts, create=False)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        _refuse_links(rel, e)
+        raise
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(parts[-1], dir_fd=dfd)
+    finally:
+        os.close(dfd)
