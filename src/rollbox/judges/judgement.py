@@ -6,6 +6,7 @@ judgement.reward.total, judgement.reward.to_dict(), judgement.findings
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 import stat
@@ -14,14 +15,17 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rollbox.errors import TaskError
 from rollbox.judges.base import Changes, Verdict, VerdictStatus
 from rollbox.judges.common import changes_between, lay_out_candidate, scratch
+from rollbox.judges.history import git_leaks
 from rollbox.judges.integrity import Finding, allowed, check
 from rollbox.judges.reward import Reward, RewardConfig, aggregate
 from rollbox.sandbox.base import SandboxFactory
 from rollbox.tasks.loader import read_tree
 from rollbox.tasks.model import Task
 
+_history_ok: set[str] = set()  # task versions whose git history was checked
 LINT_RULES = "E9,F63,F7,F82,F401,F811,F841"  # syntax errors, undefined names, unused code
 
 
@@ -105,6 +109,14 @@ async def judge_changes(
 
     if repeat < 1:
         raise ValueError("repeat must be at least 1")
+    if task.key not in _history_ok:
+        leaks = await asyncio.to_thread(git_leaks, task.workspace_dir)
+        if leaks:
+            raise TaskError(
+                f"{task.id}: the workspace's git history holds more than its base "
+                f"({'; '.join(leaks[:3])}): a policy could read the answer there"
+            )
+        _history_ok.add(task.key)
     pristine = read_tree(task.workspace_dir)
     findings = check(task, changes, pristine)
     clean = allowed(changes, findings)

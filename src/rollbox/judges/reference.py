@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from rollbox.judges.base import Verdict
+from rollbox.judges.history import git_leaks
 from rollbox.sandbox.base import SandboxFactory
 from rollbox.tasks.loader import reference_changes
 from rollbox.tasks.model import Task
@@ -15,14 +17,16 @@ class ReferenceCheck:
     task_id: str
     start: Verdict
     reference: Verdict
+    history: tuple[str, ...] = ()  # git history newer than the base, found in the workspace
 
     @property
     def ok(self) -> bool:
-        return self.start.decided and not self.start.passed and self.reference.passed
+        decided = self.start.decided and not self.start.passed and self.reference.passed
+        return decided and not self.history
 
     @property
     def problems(self) -> list[str]:
-        out = []
+        out = [f"the workspace's git history leaks: {h}" for h in self.history[:5]]
         for name, v in (("starting workspace", self.start), ("reference", self.reference)):
             if not v.decided:
                 out.append(f"the judge could not decide on the {name}: {v.diagnostics[-300:]}")
@@ -42,4 +46,5 @@ async def check_reference(task: Task, sandboxes: SandboxFactory) -> ReferenceChe
     judge = make_judge(task)
     reference = await judge.judge(task, reference_changes(task), sandboxes)
     start = await judge.judge(task, {}, sandboxes)
-    return ReferenceCheck(task.id, start, reference)
+    history = await asyncio.to_thread(git_leaks, task.workspace_dir)
+    return ReferenceCheck(task.id, start, reference, tuple(history))
