@@ -17,7 +17,8 @@ from tests.conftest import MakeTask
 
 def git(ws: Path, *args: str) -> str:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(ws.parent), "GIT_AUTHOR_NAME": "t",
-           "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
+           "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
     return subprocess.run(
         ["git", "-C", str(ws), *args], check=True, capture_output=True, text=True, env=env
     ).stdout.strip()
