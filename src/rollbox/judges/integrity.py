@@ -15,7 +15,7 @@ from rollbox.judges.base import Changes
 from rollbox.tasks.model import Task
 
 # Modules the test run imports before (or instead of) the code under test.
-JUDGE_MODULES = {"pytest", "_pytest", "pluggy", "py", "iniconfig", "rollbox_judge_report"}
+JUDGE_MODULES = {"pytest", "_pytest", "pluggy", "py", "iniconfig"}
 PYTEST_CONFIG_SECTIONS = {
     "pytest.ini": None,  # any content: a pytest.ini is read as pytest's configuration
     "tox.ini": re.compile(r"^\s*\[\s*(tool:)?pytest\s*\]", re.M),

@@ -17,6 +17,7 @@ from rollbox.judges.common import (
     scratch,
     tail,
 )
+from rollbox.judges.rewrite import rewrite
 from rollbox.sandbox.base import ExecResult, Mount, Sandbox, SandboxFactory
 from rollbox.tasks.loader import reference_changes
 from rollbox.tasks.model import PytestJudge, Task
@@ -112,11 +113,16 @@ class TestJudge(Judge):
 
 
 def judge_dir(task: Task, dest: Path) -> Path:
-    """The judge's read-only files for one task: pristine tests, the plugin, its own ini."""
-    lay_out_tests(task, dest / "tests")
+    """The judge's read-only files for one task: pristine tests (their equality assertions made
+    to compare plain values), the plugin and the plain-value helper, its own ini."""
+    tests = lay_out_tests(task, dest / "tests")
+    for path in tests.rglob("*.py"):
+        if path.name.startswith("test_") or path.name.endswith("_test.py"):
+            path.write_text(rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
     (dest / "pytest.ini").write_text(INI)
-    plugin_src = Path(__file__).with_name("pytest_report.py")
-    (dest / f"{PLUGIN}.py").write_text(plugin_src.read_text())
+    here = Path(__file__).parent
+    (dest / f"{PLUGIN}.py").write_text((here / "pytest_report.py").read_text())
+    (dest / "rollbox_judge_plain.py").write_text((here / "plain.py").read_text())
     return dest
 
 
