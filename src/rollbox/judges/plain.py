@@ -23,7 +23,18 @@ _EXACT = {
     datetime.date, datetime.datetime, datetime.time, datetime.timedelta, datetime.timezone,
 }  # fmt: skip
 _DICTS = {dict, collections.OrderedDict, collections.defaultdict, collections.Counter}
-_BUILTIN_BASES: tuple[Any, ...] = (int, float, complex, str, bytes, tuple, list, dict, set, frozenset)
+_BUILTIN_BASES: tuple[Any, ...] = (
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    tuple,
+    list,
+    dict,
+    set,
+    frozenset,
+)
 
 
 def _own_eq(t: type) -> bool:
