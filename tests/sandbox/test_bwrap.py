@@ -189,3 +189,14 @@ async def test_limits_hold(tmp_path: Path) -> None:
         res = await sb.exec("while :; do :; done")
         assert res.timed_out and res.cpu_s < 3 and res.wall_s < 5
         assert (await sb.exec("echo still alive")).stdout == "still alive\n"
+
+
+async def test_processes_of_a_sandbox_cannot_trace_each_other(sandbox: Sandbox) -> None:
+    script = (
+        "import ctypes, os, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print(libc.ptrace(16, int(sys.argv[1]), 0, 0), ctypes.get_errno())\n"
+    )
+    res = await sandbox.exec(f"sleep 5 & python3 -c '{script}' $!; kill %1")
+    assert res.stdout.split() == ["-1", "1"], res  # EPERM
+    assert "Seccomp:\t2" in (await sandbox.exec("cat /proc/self/status")).stdout

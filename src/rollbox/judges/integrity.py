@@ -33,6 +33,11 @@ class Finding:
     detail: str
 
 
+def _module(parts: tuple[str, ...]) -> str:
+    """The top-level module a path provides: `pkg/...` and `mod.py`, `.pyc`, `.so` alike."""
+    return parts[0] if len(parts) > 1 else parts[0].split(".", 1)[0]
+
+
 def _is_test_file(name: str) -> bool:
     return (name.startswith("test_") or name.endswith("_test.py")) and name.endswith(".py")
 
@@ -56,9 +61,9 @@ def check(task: Task, changes: Changes, pristine: dict[str, bytes]) -> list[Find
             before = pristine.get(rel, b"").decode("utf-8", "replace")
             if pattern is None or (pattern.search(text) or pattern.search(before)):
                 findings.append(Finding(rel, "pytest-config", f"{name} configures pytest"))
-        elif name in ("sitecustomize.py", "usercustomize.py") or name.endswith(".pth"):
+        elif _module(parts) in ("sitecustomize", "usercustomize") or name.endswith(".pth"):
             findings.append(Finding(rel, "startup-hook", "runs when the interpreter starts"))
-        elif (len(parts) == 1 and p.stem in JUDGE_MODULES) or parts[0] in JUDGE_MODULES:
+        elif _module(parts) in JUDGE_MODULES:
             findings.append(Finding(rel, "judge-module", "shadows a module the test run uses"))
         elif (_is_test_file(name) and (rel in pristine or name in hidden)) or (
             "tests" in parts[:-1] and rel in pristine

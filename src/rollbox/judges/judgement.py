@@ -123,6 +123,8 @@ async def judge_changes(
     judge = make_judge(task)
     runs = [await judge.judge(task, clean, sandboxes) for _ in range(repeat)]
     verdict, disagreements = _consistent(runs)
+    for v in runs:  # what a judge saw while judging (a forged report, say) is tampering too
+        findings += [Finding("<report>", "forged-report", t) for t in v.meta.get("tampering", [])]
     signals = await _signals(task, clean, sandboxes, verdict)
     reward = aggregate(
         verdict, findings, signals, partial_credit=task.spec.reward.partial_credit, config=config

@@ -67,10 +67,13 @@ class TestJudge(Judge):
             report_dir = tmp / "report"
             report_dir.mkdir()
             res = await self._execute(task, changes, sandboxes, environment, tmp, report_dir, token)
-            records = [
-                r for r in _read_report(report_dir / "report.jsonl") if r.get("token") == token
-            ]
+            records, forged = _trusted(_read_report(report_dir / "report.jsonl"), token)
         outcomes, problem = _outcomes(records, expected)
+        if forged:
+            # a record twice: something else wrote to the report. Nothing in it is believed.
+            why = f"the report was tampered with: {forged}"
+            outcomes = tuple(Outcome(o.name, OutcomeStatus.error, why) for o in outcomes)
+            problem = f"{why}\n{problem}".strip()
         diagnostics = tail(res)
         status = VerdictStatus.judged
         if not any(r.get("event") == "start" for r in records) and not res.timed_out:
@@ -88,6 +91,7 @@ class TestJudge(Judge):
             diagnostics=diagnostics,
             wall_s=time.monotonic() - t0,
             cpu_s=res.cpu_s,
+            meta={"tampering": [forged]} if forged else {},
         )
 
     async def _execute(
@@ -153,6 +157,22 @@ def run_env(sandbox: Sandbox, environment: TaskEnvironment, token: str) -> dict[
         "ROLLBOX_WORKDIR": sandbox.workdir,
         "ROLLBOX_TESTS": f"{sandbox.path(JUDGE)}/tests",
     }
+
+
+def _trusted(records: list[dict[str, object]], token: str) -> tuple[list[dict[str, object]], str]:
+    """The run's own records (its token, from its start to its end) and, if records repeat
+    (the same test and phase twice, a second start), what shows the report was forged."""
+    mine = [r for r in records if r.get("token") == token]
+    ends = [i for i, r in enumerate(mine) if r.get("event") == "end"]
+    if ends:
+        mine = mine[: ends[0] + 1]  # anything after the end (atexit, a daemon) is ignored
+    seen: set[tuple[str, str, str]] = set()
+    for r in mine:
+        key = (str(r.get("event")), str(r.get("id", "")), str(r.get("when", "")))
+        if r.get("event") in ("start", "report", "collected") and key in seen:
+            return mine, f"duplicate {key[0]} record for {key[1] or 'the session'} {key[2]}".strip()
+        seen.add(key)
+    return mine, ""
 
 
 def _read_report(path: Path) -> list[dict[str, object]]:

@@ -17,7 +17,8 @@ _token = os.environ.pop("ROLLBOX_REPORT_TOKEN", "")
 _report = os.environ.pop("ROLLBOX_REPORT", "")
 _workdir = os.environ.pop("ROLLBOX_WORKDIR", "")
 if _report:
-    _out = open(_report, "w", encoding="utf-8")  # noqa: SIM115
+    # append mode: whatever else writes to the file cannot make our records land over its own
+    _out = open(_report, "a", encoding="utf-8")  # noqa: SIM115
 if _workdir:
     sys.path.insert(0, _workdir)
 
@@ -59,7 +60,9 @@ def pytest_runtest_logreport(report: Any) -> None:
 
 
 def pytest_unconfigure(config: Any) -> None:
+    """The last record: the judge ignores anything after it (atexit hooks, daemons)."""
     global _out
     if _out is not None:
+        _write({"event": "end"})
         _out.close()
         _out = None

@@ -1,9 +1,10 @@
-"""Rewrite hidden test files so that their equality assertions compare plain values.
+"""Rewrite hidden test files so that their equality comparisons compare plain values.
 
-`assert a == b` becomes `assert __rb_plain__(a) == __rb_plain__(b)`, for every `==`/`!=` in
-the assertion's top-level comparison. An operand that is a `pytest.approx(...)` / `approx(...)`
-call written in the test is kept as it is (the other side is made plain), since approx is the
-judge's own comparison.
+Every comparison made only of `==`/`!=` in a hidden test module (in an assert, inside
+`all(...)`, stored in a variable, in an `and` chain) becomes one between plain values:
+`a == b` turns into `__rb_plain__(a) == __rb_plain__(b)`. An operand that is a
+`pytest.approx(...)` / `approx(...)` call written in the test is kept as it is (the other side
+is made plain), since approx is the judge's own comparison.
 """
 
 from __future__ import annotations
@@ -34,13 +35,11 @@ class _Plainer(ast.NodeTransformer):
     def __init__(self) -> None:
         self.changed = 0
 
-    def visit_Assert(self, node: ast.Assert) -> ast.Assert:
-        test = node.test
-        if isinstance(test, ast.Compare) and all(
-            isinstance(op, (ast.Eq, ast.NotEq)) for op in test.ops
-        ):
-            test.left = _wrap(test.left)
-            test.comparators = [_wrap(c) for c in test.comparators]
+    def visit_Compare(self, node: ast.Compare) -> ast.Compare:
+        self.generic_visit(node)
+        if all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
+            node.left = _wrap(node.left)
+            node.comparators = [_wrap(c) for c in node.comparators]
             self.changed += 1
         return node
 

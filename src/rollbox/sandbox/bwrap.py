@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rollbox.errors import SandboxError
-from rollbox.sandbox import cgroups, layers, state
+from rollbox.sandbox import cgroups, layers, seccomp, state
 from rollbox.sandbox.base import (
     ExecResult,
     Mount,
@@ -269,6 +269,13 @@ class BwrapSandbox(Sandbox):
     async def _spawn(self, host: Host, tmp_dir: Path, ctl: Path, etc: Path, own_dir: Path) -> None:
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
+        seccomp_fds: tuple[int, ...] = ()
+        filter_prog = seccomp.program()
+        if filter_prog is not None:
+            sec_r, sec_w = os.pipe()
+            os.write(sec_w, filter_prog)  # a few hundred bytes: fits the pipe's buffer
+            os.close(sec_w)
+            seccomp_fds = (sec_r,)
         req_r, req_w = os.pipe()
         evt_r, evt_w = os.pipe()
         self._req_w, self._evt_r = req_w, evt_r
@@ -327,6 +334,7 @@ class BwrapSandbox(Sandbox):
             "--setenv", "RB_EVT_FD", str(evt_w),
             "--setenv", "RB_INFO_FD", str(info_w),
             "--setenv", "RB_BLOCK_FD", str(block_r),
+            *(["--seccomp", str(seccomp_fds[0])] if seccomp_fds else []),
             "--info-fd", str(info_w),
             "--block-fd", str(block_r),
             "/run/rollbox-bash", "--noprofile", "--norc", "/run/rollbox-agent.sh",
@@ -345,11 +353,11 @@ class BwrapSandbox(Sandbox):
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
-                pass_fds=(info_w, block_r, req_r, evt_w),
+                pass_fds=(info_w, block_r, req_r, evt_w, *seccomp_fds),
             )
         finally:
             log.close()
-            for fd in (info_w, block_r, req_r, evt_w):
+            for fd in (info_w, block_r, req_r, evt_w, *seccomp_fds):
                 os.close(fd)
         loop = asyncio.get_running_loop()
         self._exited = loop.create_future()

@@ -47,6 +47,18 @@ def host_checks() -> list[Check]:
             "cgroup; no capabilities; no new privileges",
         )
     )
+    from rollbox.sandbox import seccomp
+
+    filtered = seccomp.program() is not None
+    checks.append(
+        Check(
+            "seccomp",
+            filtered,
+            "ptrace, process_vm_readv/writev denied between a sandbox's processes"
+            if filtered
+            else "no filter for this architecture: processes of one sandbox may trace each other",
+        )
+    )
     host = cgroups.detect()
     if host.version:
         roots = {k: str(v) for k, v in host.v1_roots.items()} or {"unified": str(host.v2_root)}
