@@ -124,6 +124,7 @@ def test_gather_batches_stops_at_the_first_failing_batch(bench: ModuleType) -> N
 def test_sleep_baseline_is_small_and_cleans_up(bench: ModuleType) -> None:
     if shutil.which("sleep") is None:
         pytest.skip("no sleep(1)")
+    before = set(bench._children())
     per = bench._sleep_memory_kb(20)
     assert math.isfinite(per)
-    assert bench._children() == []
+    assert set(bench._children()) <= before, "the 20 sleep processes are all gone"

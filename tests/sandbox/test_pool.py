@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from rollbox.sandbox import BwrapConfig, make_sandbox
 from rollbox.sandbox.pool import WarmPool
@@ -23,10 +22,10 @@ async def test_warm_pool_hands_out_ready_sandboxes_and_refills() -> None:
                 break
             await asyncio.sleep(0.02)
         assert pool.ready == 3
-        t0 = time.perf_counter()
+        made_before = made
         sb = await pool.acquire()
-        took = time.perf_counter() - t0
-        assert pool.hits == 1 and pool.misses == 0 and took < 0.005
+        assert pool.hits == 1 and pool.misses == 0
+        assert made == made_before, "a warm sandbox is handed out, none is made for it"
         async with sb:
             assert (await sb.exec("echo warm")).stdout == "warm\n"
         for _ in range(200):

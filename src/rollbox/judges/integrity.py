@@ -16,6 +16,7 @@ from rollbox.tasks.model import Task
 
 # Modules the test run imports before (or instead of) the code under test.
 JUDGE_MODULES = {"pytest", "_pytest", "pluggy", "py", "iniconfig"}
+STARTUP_HOOKS = {"sitecustomize", "usercustomize"}  # as a module, package, .pyc or .so
 PYTEST_CONFIG_SECTIONS = {
     "pytest.ini": None,  # any content: a pytest.ini is read as pytest's configuration
     "tox.ini": re.compile(r"^\s*\[\s*(tool:)?pytest\s*\]", re.M),
@@ -61,7 +62,7 @@ def check(task: Task, changes: Changes, pristine: dict[str, bytes]) -> list[Find
             before = pristine.get(rel, b"").decode("utf-8", "replace")
             if pattern is None or (pattern.search(text) or pattern.search(before)):
                 findings.append(Finding(rel, "pytest-config", f"{name} configures pytest"))
-        elif _module(parts) in ("sitecustomize", "usercustomize") or name.endswith(".pth"):
+        elif STARTUP_HOOKS & {x.split(".", 1)[0] for x in parts} or name.endswith(".pth"):
             findings.append(Finding(rel, "startup-hook", "runs when the interpreter starts"))
         elif _module(parts) in JUDGE_MODULES:
             findings.append(Finding(rel, "judge-module", "shadows a module the test run uses"))
