@@ -234,12 +234,12 @@ async def test_a_document_that_is_a_link_to_the_source(tmp_path: Path) -> None:
 # Equality the judge's plain-value rewrite does not reach: one hidden test per form, each of
 # which an always-equal add() passes if the `==` inside it is the candidate's.
 UNREWRITTEN_FORMS = {
-    "membership": "assert add(2, 3) in (5,)",
     "list-index": "assert [5, 7].index(add(2, 3)) == 0",
-    "unittest-assertEqual": "import unittest\n    unittest.TestCase().assertEqual(add(2, 3), 5)",
 }
 # == anywhere in a hidden test module is rewritten, not only an assert's own comparison
 REWRITTEN_ELSEWHERE = {
+    "membership": "assert add(2, 3) in (5,)",
+    "unittest-assertEqual": "import unittest\n    unittest.TestCase().assertEqual(add(2, 3), 5)",
     "and-of-comparisons": "assert add(2, 3) == 5 and add(-4, 1) == -3",
     "all-of-generator": "assert all(add(a, b) == a + b for a, b in [(2, 3), (-4, 1)])",
     "comparison-in-a-variable": "ok = add(2, 3) == 5\n    assert ok",
@@ -277,9 +277,9 @@ async def test_always_equal_object_against_rewritten_forms(make_task: MakeTask, 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="DEFECT: rewrite.py makes ==/!= compare plain values, but membership (`in`, "
-    "list.index) and unittest's assertEqual still run the candidate's __eq__, so an "
-    "always-equal object passes them (see the id)",
+    reason="DEFECT: ==, !=, `in` and unittest's assertEqual compare plain values, but a "
+    "builtin method that compares inside (list.index) still runs the candidate's __eq__, so "
+    "an always-equal object passes it",
 )
 @pytest.mark.parametrize("form", sorted(UNREWRITTEN_FORMS))
 async def test_always_equal_object_against_other_forms(make_task: MakeTask, form: str) -> None:

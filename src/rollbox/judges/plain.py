@@ -85,3 +85,14 @@ def plain(v: Any, _depth: int = 0) -> Any:
         slots = [s for k in t.__mro__ for s in getattr(k, "__slots__", ())]
         state = {s: getattr(v, s) for s in slots if hasattr(v, s)}
     return ("object", _name(t), plain(dict(state), d))
+
+
+_CONTAINERS = {list, tuple, set, frozenset, dict, str, bytes, range}
+
+
+def contains(item: Any, container: Any) -> bool:
+    """`item in container`, between plain values when the container is a builtin one (a custom
+    container's own `__contains__` is the code under test's to define)."""
+    if type(container) in _CONTAINERS:
+        return plain(item) in plain(container)
+    return item in container

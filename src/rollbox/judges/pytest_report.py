@@ -34,6 +34,30 @@ def _write(record: dict[str, Any]) -> None:
 _write({"event": "start"})
 
 
+def _plain_unittest() -> None:
+    """unittest's assertEqual/assertNotEqual compare plain values, as the rewritten asserts do."""
+    import unittest
+
+    try:
+        from rollbox_judge_plain import plain  # type: ignore[import-not-found]
+    except ImportError:  # run without the judge's files (never in a judge)
+        return
+    case = unittest.TestCase
+    equal, not_equal = case.assertEqual, case.assertNotEqual
+
+    def assert_equal(self: Any, first: Any, second: Any, msg: Any = None) -> None:
+        equal(self, plain(first), plain(second), msg)
+
+    def assert_not_equal(self: Any, first: Any, second: Any, msg: Any = None) -> None:
+        not_equal(self, plain(first), plain(second), msg)
+
+    case.assertEqual = assert_equal  # type: ignore[method-assign]
+    case.assertNotEqual = assert_not_equal  # type: ignore[method-assign]
+
+
+_plain_unittest()
+
+
 def pytest_collectreport(report: Any) -> None:
     if report.failed:
         detail = str(report.longrepr)[-2000:]

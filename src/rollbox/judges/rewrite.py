@@ -12,7 +12,8 @@ from __future__ import annotations
 import ast
 
 HELPER = "__rb_plain__"
-IMPORT = f"from rollbox_judge_plain import plain as {HELPER}"
+CONTAINS = "__rb_contains__"
+IMPORT = f"from rollbox_judge_plain import contains as {CONTAINS}, plain as {HELPER}"
 
 
 def _is_approx(node: ast.expr) -> bool:
@@ -35,12 +36,23 @@ class _Plainer(ast.NodeTransformer):
     def __init__(self) -> None:
         self.changed = 0
 
-    def visit_Compare(self, node: ast.Compare) -> ast.Compare:
+    def visit_Compare(self, node: ast.Compare) -> ast.expr:
         self.generic_visit(node)
         if all(isinstance(op, (ast.Eq, ast.NotEq)) for op in node.ops):
             node.left = _wrap(node.left)
             node.comparators = [_wrap(c) for c in node.comparators]
             self.changed += 1
+        elif len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            # `a in b` -> __rb_contains__(a, b): plain values when b is a builtin container
+            self.changed += 1
+            call: ast.expr = ast.Call(
+                func=ast.Name(id=CONTAINS, ctx=ast.Load()),
+                args=[node.left, node.comparators[0]],
+                keywords=[],
+            )
+            if isinstance(node.ops[0], ast.NotIn):
+                call = ast.UnaryOp(op=ast.Not(), operand=call)
+            return ast.copy_location(call, node)
         return node
 
 
