@@ -77,7 +77,6 @@ class _Warm:
     sandbox: Sandbox
     server: SandboxProcess
     report_dir: Path
-    scratch: Path
 
 
 class FastTestJudge(TestJudge):
@@ -90,6 +89,7 @@ class FastTestJudge(TestJudge):
         self._pool_size = pool_size
         self._pools: dict[str, tuple[WarmPool, Path]] = {}
         self._closing: set[asyncio.Future[None]] = set()
+        self._warm: dict[Sandbox, _Warm] = {}  # the server and report dir of each warm sandbox
 
     async def __aenter__(self) -> FastTestJudge:
         return self
@@ -105,6 +105,7 @@ class FastTestJudge(TestJudge):
             await pool.close()
             _rmtree(root)
         self._pools.clear()
+        self._warm.clear()
 
     async def warm(self, task: Task) -> None:
         """Start the task's pool now (otherwise the first verdict starts it)."""
@@ -135,8 +136,7 @@ class FastTestJudge(TestJudge):
                 except BaseException:
                     await sandbox.close()
                     raise
-                warm = _Warm(sandbox, server, report_dir, root)
-                sandbox.rollbox_warm = warm  # type: ignore[attr-defined]
+                self._warm[sandbox] = _Warm(sandbox, server, report_dir)
                 return sandbox
 
             pool = WarmPool(make, size=self._pool_size)
@@ -156,7 +156,7 @@ class FastTestJudge(TestJudge):
     ) -> ExecResult:
         pool = await self._pool(task)
         sandbox = await pool.acquire()
-        warm: _Warm = sandbox.rollbox_warm  # type: ignore[attr-defined]
+        warm = self._warm.pop(sandbox)
         t0 = time.monotonic()
         try:
             for rel, data in changes.items():

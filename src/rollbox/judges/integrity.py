@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from rollbox.judges.base import Changes
+from rollbox.tasks.loader import iter_files
 from rollbox.tasks.model import Task
 
 # Modules the test run imports before (or instead of) the code under test.
@@ -45,7 +46,7 @@ def _is_test_file(name: str) -> bool:
 
 def check(task: Task, changes: Changes, pristine: dict[str, bytes]) -> list[Finding]:
     """Every change in `changes` that the policy may not make (given the pristine workspace)."""
-    hidden = {PurePosixPath(p).name for p in _tree_names(task.tests_dir)}
+    hidden = {PurePosixPath(rel).name for rel, _ in iter_files(task.tests_dir)}
     findings: list[Finding] = []
     for rel, data in sorted(changes.items()):
         p = PurePosixPath(rel)
@@ -77,10 +78,3 @@ def allowed(changes: Changes, findings: list[Finding]) -> Changes:
     """The changes without the ones that were flagged: what the judge applies."""
     bad = {f.path for f in findings}
     return {rel: data for rel, data in changes.items() if rel not in bad}
-
-
-def _tree_names(root: object) -> list[str]:
-    from pathlib import Path
-
-    base = Path(str(root))
-    return [p.relative_to(base).as_posix() for p in base.rglob("*") if p.is_file()]
