@@ -34,7 +34,10 @@ async def test_warm_pool_hands_out_ready_sandboxes_and_refills() -> None:
             await asyncio.sleep(0.02)
         assert pool.ready == 3 and made == 4
         others = [await pool.acquire() for _ in range(5)]  # more than it holds: made on the spot
-        assert pool.hits == 4 and pool.misses == 2
+        # the three waiting ones are hits; the 4th is made on the spot (a miss), and while it is
+        # being made the background filler may have one ready for the 5th: a hit or a miss.
+        assert pool.hits + pool.misses == 6
+        assert 4 <= pool.hits <= 5 and pool.misses >= 1
         for o in others:
             await o.close()
         for _ in range(200):
