@@ -1,0 +1,42 @@
+"""The Policy seam: who acts in an episode.
+
+A policy turns a conversation (and the tools on offer) into a Completion. Policies that cannot
+make native tool calls (`native_tools = False`) are shown the tools as text by the agent, and
+their text is parsed into an Action (rollbox.agent.parsing).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any
+
+from rollbox.agent.types import Completion, Message
+
+
+class Policy(abc.ABC):
+    name: str = "policy"
+    version: str = "0"  # changes whenever the weights or the endpoint's model change
+    native_tools: bool = False  # returns Completion.tool_calls itself
+    context_tokens: int | None = None  # the most prompt + completion tokens it takes, if known
+
+    @abc.abstractmethod
+    async def complete(
+        self,
+        messages: Sequence[Message],
+        *,
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_tokens: int = 512,
+        temperature: float = 0.7,
+        seed: int | None = None,
+    ) -> Completion:
+        """One completion. Raises PolicyError when the policy cannot act."""
+
+    async def close(self) -> None:  # noqa: B027 - optional
+        """Release the model or the connection."""
+
+    async def __aenter__(self) -> Policy:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
