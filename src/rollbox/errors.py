@@ -7,6 +7,7 @@
     ├── SandboxError           the execution environment failed (infrastructure, not the policy)
     ├── JudgeError             a judge could not decide (never scored as the policy's failure)
     └── PolicyError            the policy could not act (model or endpoint failure)
+        └── ContextLengthError the conversation no longer fits the policy's context
 
 The CLI translates every RollboxError into one clear line and a non-zero exit; anything else is
 a bug and keeps its traceback.
@@ -48,3 +49,7 @@ class JudgeError(RollboxError):
 
 class PolicyError(RollboxError):
     """The policy could not act."""
+
+
+class ContextLengthError(PolicyError):
+    """The prompt (plus the tokens asked for) does not fit the policy's context window."""

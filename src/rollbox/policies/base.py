@@ -29,8 +29,13 @@ class Policy(abc.ABC):
         max_tokens: int = 512,
         temperature: float = 0.7,
         seed: int | None = None,
+        stop: Sequence[str] | None = None,
     ) -> Completion:
-        """One completion. Raises PolicyError when the policy cannot act."""
+        """One completion, ending at the first of `stop` (kept in the text) or end of turn.
+
+        Raises ContextLengthError when the prompt does not fit, PolicyError when the policy
+        cannot act (model failed, endpoint unreachable).
+        """
 
     async def close(self) -> None:  # noqa: B027 - optional
         """Release the model or the connection."""
