@@ -423,15 +423,235 @@ def doctor(
         )
 
 
-@app.command()
-def demo() -> None:
-    """The main job on the bundled tasks (for now: check every bundled task end to end)."""
-    err.print(
-        "[bold]rollbox demo[/bold]: the agent loop does not exist yet, so the demo runs the best "
-        "end-to-end path there is: every bundled task's hidden checks, really executed, on its "
-        "starting workspace (must fail) and its reference solution (must pass)."
+def _run_job(cfg: Any, out_dir: Path | None) -> dict[str, Any]:
+    """`rollbox run`'s work: episodes with a progress bar, then the summary table."""
+    import time as _time
+
+    from rollbox.runner import run as run_job
+
+    if out_dir is None:
+        out_dir = Path("runs") / _time.strftime("%Y%m%d-%H%M%S")
+    err.print(f"run directory: {out_dir}  (run the same command with --out {out_dir} to resume)")
+    passed = decided = tokens = ran = 0
+    t0 = _time.perf_counter()
+    with _progress() as progress:
+        bar = progress.add_task("episodes", total=None, status="loading the policy")
+
+        def started(done: int, total: int) -> None:
+            nonlocal t0
+            t0 = _time.perf_counter()
+            progress.update(
+                bar,
+                total=total,
+                completed=done,
+                status=(f"resuming: {done} done before" if done else "running"),
+            )
+
+        def finished(traj: Any, done: int, total: int) -> None:
+            nonlocal passed, decided, tokens, ran
+            ran += 1
+            decided += traj.reward is not None
+            passed += traj.passed
+            tokens += traj.completion_tokens
+            dt = max(_time.perf_counter() - t0, 1e-9)
+            rate = f"{passed}/{decided} passed" if decided else "none decided yet"
+            progress.update(
+                bar,
+                completed=done,
+                status=(f"{rate} · {60 * ran / dt:.1f} episodes/min · {tokens / dt:.0f} tokens/s"),
+            )
+
+        summary = asyncio.run(
+            run_job(
+                cfg, out_dir, sandboxes=_factory(cfg.backend), on_episode=finished, on_start=started
+            )
+        )
+    _print_summary(summary, out_dir)
+    return summary
+
+
+def _print_summary(s: dict[str, Any], out_dir: Path) -> None:
+    table = Table(title=f"run {s.get('run_id', '')} · {s['policy']['name']}", title_justify="left")
+    for col in ("group", "episodes", "decided", "passed", "pass rate", "mean reward", "turns"):
+        table.add_column(col, justify="right" if col != "group" else "left")
+
+    def row(name: str, b: dict[str, Any]) -> None:
+        table.add_row(
+            name,
+            str(b["n_episodes"]),
+            str(b["n_decided"]),
+            str(b["passed"]),
+            f"{b['pass_rate']:.0%}",
+            f"{b['mean_reward']:.2f}",
+            f"{b['mean_turns']:.1f}",
+        )
+
+    for f, b in s["by_family"].items():
+        row(f, b)
+    table.add_section()
+    for d, b in s["by_difficulty"].items():
+        row(d, b)
+    table.add_section()
+    row("all", s)
+    out.print(table)
+    pak = ", ".join(f"pass@{k} {v:.0%}" for k, v in s["pass_at_k"].items())
+    out.print(
+        f"{pak} · infra failures {s['infra_failures']} · policy failures {s['policy_failures']}"
+        f" · undecided {s['undecided']} · {s['tokens_generated']} tokens generated"
+        f" · {s['sandbox_seconds']:.0f} sandbox-seconds · {s.get('wall_s', 0):.0f} s"
     )
-    tasks_check(tasks=BUNDLED, task=None, concurrency=0, backend="bwrap", as_json=False)
+    if s["solved"]:
+        out.print(
+            f"solved: {', '.join(s['solved'][:12])}" + (" …" if len(s["solved"]) > 12 else "")
+        )
+    out.print(f"trajectories and summary.json in {out_dir}")
+
+
+@app.command("run")
+def run_cmd(
+    tasks: Annotated[str, typer.Option(help="A directory of tasks, or 'bundled'.")] = BUNDLED,
+    split: Annotated[str | None, typer.Option(help="Only this split: train or eval.")] = None,
+    family: Annotated[str | None, typer.Option(help="Only this family.")] = None,
+    difficulty: Annotated[str | None, typer.Option(help="Only this difficulty.")] = None,
+    task: Annotated[
+        list[str] | None, typer.Option("--task", help="Only these task ids (repeatable).")
+    ] = None,
+    policy: Annotated[
+        str, typer.Option(help="smollm2, hf:PATH, openai:URL, scripted:FILE or oracle.")
+    ] = "smollm2",
+    limit: Annotated[int | None, typer.Option(help="At most this many tasks.")] = None,
+    samples_per_task: Annotated[int, typer.Option(help="Episodes per task.")] = 1,
+    concurrency: Annotated[int, typer.Option(help="Episodes at once.")] = 8,
+    seed: Annotated[int, typer.Option(help="The run's seed (episodes derive theirs).")] = 0,
+    max_turns: Annotated[
+        int | None, typer.Option(help="Turns per episode (default: each task's own).")
+    ] = None,
+    max_tokens_per_turn: Annotated[int, typer.Option(help="Tokens per reply.")] = 384,
+    temperature: Annotated[float, typer.Option(help="Sampling temperature.")] = 0.7,
+    out_dir: Annotated[
+        Path | None,
+        typer.Option("--out", help="Run directory (default runs/<time>); an existing one resumes."),
+    ] = None,
+    backend: Backend = "bwrap",
+) -> None:
+    """Run a policy on tasks: episodes in sandboxes, judged, recorded in a run directory.
+
+    Prints a progress bar, then a summary by family and difficulty; writes trajectories.jsonl,
+    an SQLite index and summary.json. Running it again with the same --out resumes.
+    """
+    _run_job(
+        _run_config(
+            tasks,
+            split,
+            family,
+            difficulty,
+            task,
+            policy,
+            limit,
+            samples_per_task,
+            concurrency,
+            seed,
+            max_turns,
+            max_tokens_per_turn,
+            temperature,
+            backend,
+        ),
+        out_dir,
+    )
+
+
+def _run_config(
+    tasks: str,
+    split: str | None,
+    family: str | None,
+    difficulty: str | None,
+    task: list[str] | None,
+    policy: str,
+    limit: int | None,
+    samples: int,
+    concurrency: int,
+    seed: int,
+    max_turns: int | None,
+    max_tokens_per_turn: int,
+    temperature: float,
+    backend: str,
+) -> Any:
+    from pydantic import ValidationError
+
+    from rollbox.agent.episode import EpisodeConfig
+    from rollbox.runner import RunConfig
+
+    for name, value in (
+        ("--concurrency", concurrency),
+        ("--samples-per-task", samples),
+        ("--max-tokens-per-turn", max_tokens_per_turn),
+    ):
+        if value < 1:
+            raise ConfigError(f"{name} must be at least 1 (got {value})")
+    for name, opt in (("--limit", limit), ("--max-turns", max_turns)):
+        if opt is not None and opt < 1:
+            raise ConfigError(f"{name} must be at least 1 (got {opt})")
+    if split is not None and split not in ("train", "eval"):
+        raise ConfigError(f"--split must be train or eval (got {split!r})")
+    try:
+        return RunConfig(
+            tasks=tasks,
+            split=split,
+            family=family,
+            difficulty=difficulty,
+            task_ids=tuple(task or ()),
+            policy=policy,
+            limit=limit,
+            samples_per_task=samples,
+            concurrency=concurrency,
+            seed=seed,
+            backend=backend,
+            episode=EpisodeConfig(
+                max_turns=max_turns,
+                max_tokens_per_turn=max_tokens_per_turn,
+                temperature=temperature,
+            ),
+        )
+    except ValidationError as e:
+        raise ConfigError(str(e).splitlines()[0] + ": " + str(e).splitlines()[-1]) from None
+
+
+@app.command()
+def demo(
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory.")] = None,
+) -> None:
+    """The main job on the bundled tasks with the bundled model (SmolLM2-135M-Instruct): the
+    trivial tasks, 4 samples each, 4 turns per episode; a few minutes on 2 cores."""
+    err.print(
+        "[bold]rollbox demo[/bold]: the bundled 135M model acts on the bundled trivial tasks "
+        "through tools in sandboxes; every finished workspace is judged by the hidden tests."
+    )
+    cfg = _run_config(
+        BUNDLED, None, None, "trivial", None, "smollm2", None, 4, 8, 0, 4, 256, 0.7, "bwrap"
+    )
+    import time as _time
+
+    summary = _run_job(cfg, out_dir or Path("runs") / _time.strftime("demo-%Y%m%d-%H%M%S"))
+    if not summary["solved"]:
+        err.print("[yellow]the model solved no task this time[/yellow]")
+
+
+@app.command("serve")
+def serve_cmd(
+    model: Annotated[
+        str, typer.Option(help="'smollm2' (the bundled model) or a model directory/file.")
+    ] = "smollm2",
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on (0: any free port).")] = 8000,
+    max_batch: Annotated[int, typer.Option(help="Requests generated together.")] = 16,
+) -> None:
+    """Serve a local model over an OpenAI-compatible API until Ctrl-C or SIGTERM.
+
+    Prints the URL to use with --policy openai:URL once the model is loaded.
+    """
+    from rollbox.serve import serve_model
+
+    serve_model(model, host=host, port=port, max_batch=max_batch)
 
 
 @app.command()

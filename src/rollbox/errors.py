@@ -6,8 +6,10 @@
     │   └── TaskFormatError    a malformed task directory (names the file and the problem)
     ├── SandboxError           the execution environment failed (infrastructure, not the policy)
     ├── JudgeError             a judge could not decide (never scored as the policy's failure)
-    └── PolicyError            the policy could not act (model or endpoint failure)
-        └── ContextLengthError the conversation no longer fits the policy's context
+    ├── PolicyError            the policy could not act (model or endpoint failure)
+    │   └── ContextLengthError the conversation no longer fits the policy's context
+    └── StoreError             a run directory that cannot be used (corrupt, newer, busy)
+        └── DuplicateEpisodeError  an episode the run already holds
 
 The CLI translates every RollboxError into one clear line and a non-zero exit; anything else is
 a bug and keeps its traceback.
@@ -53,3 +55,11 @@ class PolicyError(RollboxError):
 
 class ContextLengthError(PolicyError):
     """The prompt (plus the tokens asked for) does not fit the policy's context window."""
+
+
+class StoreError(RollboxError):
+    """The run directory cannot be used as it is: corrupt, newer than this rollbox, or busy."""
+
+
+class DuplicateEpisodeError(StoreError, ValueError):
+    """`add()` of an episode_id the run already holds."""

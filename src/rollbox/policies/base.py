@@ -37,6 +37,11 @@ class Policy(abc.ABC):
         cannot act (model failed, endpoint unreachable).
         """
 
+    def for_episode(self, task_id: str, sample: int) -> Policy:
+        """The policy as one episode sees it; the same object unless the policy keeps
+        per-episode state (a scripted policy replays that task's script)."""
+        return self
+
     async def close(self) -> None:  # noqa: B027 - optional
         """Release the model or the connection."""
 
