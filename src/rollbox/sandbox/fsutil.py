@@ -65,6 +65,35 @@ def read_beneath(base: Path, rel: str, *, max_bytes: int | None = None) -> bytes
         return f.read() if max_bytes is None else f.read(max_bytes + 1)[:max_bytes]
 
 
+def kind_beneath(base: Path, rel: str) -> str | None:
+    """What is at `rel` beneath `base` ('file', 'dir', 'link', 'other'), None if nothing;
+    a link on the way is refused."""
+    parts = [] if rel in (".", "") else _parts(rel)
+    if not os.path.isdir(base):
+        raise SandboxError(f"the workspace {base} is gone (the sandbox was closed)")
+    if not parts:
+        return "dir"
+    try:
+        dfd = _open_parent(base, parts, create=False)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        _refuse_links(rel, e)
+        raise
+    try:
+        st = os.stat(parts[-1], dir_fd=dfd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    finally:
+        os.close(dfd)
+    return (
+        "link" if stat.S_ISLNK(st.st_mode)
+        else "dir" if stat.S_ISDIR(st.st_mode)
+        else "file" if stat.S_ISREG(st.st_mode)
+        else "other"
+    )  # fmt: skip
+
+
 def write_beneath(base: Path, rel: str, data: bytes, *, uid: int | None = None) -> None:
     """Write a regular file beneath `base`, replacing whatever was there; links are refused."""
     parts = _parts(rel)
