@@ -161,9 +161,12 @@ async def run_episode(
             call_id = None
             if action.native and action.tool_call is not None:
                 call_id = action.tool_call.id or f"call_{turn}"
+            shown = obs.text
+            if not native and _changed(action, obs):
+                shown += f"\n{SUBMIT_HINT}"
             messages.append(
                 observation_message(
-                    obs.text,
+                    shown,
                     call_id=call_id,
                     tool=action.tool_call.name if action.tool_call else None,
                 )
@@ -231,6 +234,15 @@ async def run_episode(
         judge_s=judge_s,
         sandbox_s=sandbox_s,
     )
+
+
+SUBMIT_HINT = "If the task is done, reply <submit/>."
+
+
+def _changed(action: Action, obs: Observation) -> bool:
+    """The call changed a file (a moment to remind a small model that it can submit)."""
+    call = action.tool_call
+    return call is not None and call.name in ("write_file", "edit") and not obs.is_error
 
 
 def _assistant(action: Action) -> Message:

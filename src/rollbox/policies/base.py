@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 from rollbox.agent.types import Completion, Message
 
@@ -45,7 +45,7 @@ class Policy(abc.ABC):
     async def close(self) -> None:  # noqa: B027 - optional
         """Release the model or the connection."""
 
-    async def __aenter__(self) -> Policy:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
