@@ -76,6 +76,18 @@ class PytestJudge(_Frozen):
     required: tuple[str, ...] = Field(
         (), description="Test ids that must pass; empty: every test the reference collects."
     )
+    pass_to_pass: tuple[str, ...] = Field(
+        (),
+        description="Required tests that already pass on the starting workspace (SWE-bench's "
+        "PASS_TO_PASS); every other required test must fail there.",
+    )
+
+    @model_validator(mode="after")
+    def _pass_to_pass_is_required(self) -> PytestJudge:
+        extra = sorted(set(self.pass_to_pass) - set(self.required))
+        if extra and self.required:
+            raise ValueError(f"pass_to_pass names tests that are not required: {extra}")
+        return self
 
 
 class OutputCase(_Frozen):
