@@ -123,6 +123,32 @@ def tasks_show(
     out.print(f"  {lim.max_turns} turns · {lim.timeout_s:g} s per run · {lim.memory_mb} MiB")
 
 
+@tasks_app.command("import")
+def tasks_import(
+    kind: Annotated[str, typer.Argument(help="exercism, humaneval, mbpp or swebench.")],
+    src: Annotated[Path, typer.Argument(help="The collection: a JSONL file or a track dir.")],
+    dest: Annotated[Path, typer.Argument(help="Where to write the task directories.")],
+    split: Annotated[str, typer.Option(help="The split of every task: train or eval.")] = "train",
+    family: Annotated[str | None, typer.Option(help="The family (default: the source's).")] = None,
+    limit: Annotated[int | None, typer.Option(help="At most this many tasks.")] = None,
+    repo: Annotated[
+        Path | None, typer.Option(help="swebench: a local clone, or a directory of clones.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+) -> None:
+    """Convert a public collection into task directories; report what was imported and what
+    was skipped, and why (see docs/importers.md)."""
+    from rollbox.tasks.importers import import_tasks, parse_options, report_table
+
+    options = parse_options(split=split, family=family, limit=limit, repo=repo)
+    report = import_tasks(kind, src, dest, options)
+    if as_json:
+        print(json.dumps(report.to_dict(), indent=2))
+    else:
+        out.print(report_table(report))
+        out.print(report.summary(), highlight=False)
+
+
 def _progress() -> Progress:
     return Progress(
         TextColumn("{task.description}"),
@@ -223,6 +249,185 @@ def _check_row(r: Any) -> dict[str, Any]:
         "start": r.start.to_dict(),
         "reference": r.reference.to_dict(),
     }
+
+
+@tasks_app.command("validate")
+def tasks_validate(
+    tasks: TasksArg = BUNDLED,
+    repeat: Annotated[
+        int, typer.Option(help="Runs of the reference and of the start; disagreement is flaky.")
+    ] = 3,
+    json_file: Annotated[
+        Path | None, typer.Option("--json", help="Also write the report to this file.")
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option(help="Tasks validated at once (0: one per core).")
+    ] = 0,
+    backend: Backend = "bwrap",
+) -> None:
+    """Validate every task in sandboxes (rollbox.tasks.validate): the start fails, the reference
+    passes, repeated runs agree, runs stay in time, cheap exploits earn nothing, no git leak, no
+    near-duplicate across splits. Keeps the report where runs read it; exit 1 if any task is
+    rejected or does not load.
+    """
+    from rollbox.tasks import validate as v
+
+    if repeat < 1 or concurrency < 0:
+        raise ConfigError("--repeat must be at least 1 and --concurrency 0 (one per core) or more")
+    ts = _load(tasks)
+    with _progress() as progress:
+        bar = progress.add_task("validating tasks", total=len(ts), status="")
+        rejected = 0
+
+        def done(r: v.TaskValidation) -> None:
+            nonlocal rejected
+            rejected += not r.ok
+            progress.update(bar, advance=1, status=f"{rejected} rejected" if rejected else "")
+
+        report = asyncio.run(
+            v.validate_tasks(
+                list(ts),
+                _factory(backend),
+                repeat=repeat,
+                concurrency=concurrency or os.cpu_count() or 1,
+                tasks_dir=tasks,
+                on_task=done,
+            )
+        )
+    out.print(v.report_table(report))
+    out.print(report.summary(), highlight=False)
+    if json_file is not None:
+        json_file.write_text(report.to_json() + "\n")
+    try:
+        out.print(f"report kept in {v.save_report(report, tasks)}", highlight=False)
+    except OSError as e:
+        err.print(f"[yellow]the report could not be kept[/yellow] ({e})", highlight=False)
+    if ts.errors or not report.ok:
+        raise typer.Exit(1)
+
+
+RegistryOpt = Annotated[
+    Path | None, typer.Option(help="The task registry (default: $ROLLBOX_HOME/registry).")
+]
+
+
+@tasks_app.command("dedup")
+def tasks_dedup(
+    tasks: TasksArg = BUNDLED,
+    against: Annotated[
+        Path | None,
+        typer.Option(help="A corpus: text files in a directory, or JSONL ('text' or all strings)."),
+    ] = None,
+    threshold: Annotated[float, typer.Option(help="Least similarity reported (Jaccard).")] = 0.8,
+    cross_split: Annotated[bool, typer.Option(help="Only train/eval pairs.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """Near-duplicate tasks, or with --against the tasks found in a corpus (see
+    rollbox.tasks.dedup). Exit 0 when none is found, 1 when some are."""
+    from rollbox.tasks.dedup import find_contamination, find_near_duplicates, load_corpus
+
+    if against is not None and cross_split:
+        raise ConfigError("--cross-split compares tasks with tasks; it does not go with --against")
+    ts = _load(tasks)
+    if against is not None:
+        pairs = find_contamination(ts, load_corpus(against), threshold=threshold)
+    else:
+        pairs = find_near_duplicates(ts, threshold=threshold, across_splits_only=cross_split)
+    if as_json:
+        print(json.dumps([p.to_dict() for p in pairs], indent=2))
+    else:
+        table = Table(
+            title=f"{len(pairs)} pairs at similarity >= {threshold:g}", title_justify="left"
+        )
+        for col in ("similarity", "a", "a split", "b", "b split", "matched on"):
+            table.add_column(col, overflow="fold")
+        for p in pairs:
+            table.add_row(
+                f"{p.similarity:.3f}", p.a, p.a_split or "-", p.b, p.b_split or "-", p.what
+            )
+        out.print(table)
+    if pairs:
+        raise typer.Exit(1)
+
+
+@tasks_app.command("register")
+def tasks_register(
+    tasks: TasksArg = BUNDLED,
+    registry: RegistryOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+) -> None:
+    """Keep the current version of every task in the registry; print the task set's version."""
+    from rollbox.tasks.registry import TaskRegistry
+
+    ts = _load(tasks)
+    reg = TaskRegistry(registry)
+    tsv = reg.register(ts, source=tasks if tasks == BUNDLED else str(Path(tasks).resolve()))
+    if as_json:
+        print(tsv.model_dump_json(indent=2))
+    else:
+        out.print(f"task set {tsv.hash}: {len(tsv.tasks)} tasks, in {reg.root}", highlight=False)
+    if ts.errors:
+        raise typer.Exit(1)
+
+
+@tasks_app.command("diff")
+def tasks_diff(
+    a: Annotated[str, typer.Argument(help="Task dir or 'bundled', run dir, or a version hash.")],
+    b: Annotated[str, typer.Argument(help="The same, to compare with A.")],
+    registry: RegistryOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """What changed from A to B: tasks added, removed, changed (files, task.toml fields).
+    Exit 0 when they are the same, 1 when they differ."""
+    from rollbox.tasks.registry import TaskRegistry, diff, state_of
+
+    reg = TaskRegistry(registry)
+    d = diff(state_of(a, reg), state_of(b, reg))
+    if as_json:
+        print(json.dumps(d.to_dict(), indent=2))
+    else:
+        for line in d.lines():
+            out.print(line, markup=False, highlight=False)
+    if not d.identical:
+        raise typer.Exit(1)
+
+
+@tasks_app.command("difficulty")
+def tasks_difficulty(
+    runs: Annotated[list[Path], typer.Argument(help="Run directories (rollbox run --out).")],
+    k: Annotated[
+        int | None, typer.Option(help="pass@k's k (default: the fewest samples of any task).")
+    ] = None,
+    save: Annotated[bool, typer.Option(help="Record the counts in difficulty.json.")] = False,
+    store: Annotated[
+        Path | None, typer.Option(help="Record them in this file instead (implies --save).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """Measured difficulty per task version: decided episodes (n), passes (c), pass@1, pass@k
+    and bucket (see rollbox.tasks.difficulty)."""
+    from rollbox.tasks.difficulty import DifficultyStore, difficulty_rows, merge_counts, run_counts
+
+    counted = dict(run_counts(r) for r in runs)
+    k, rows = difficulty_rows(merge_counts(counted.values()).values(), k)
+    if save or store is not None:
+        ds = DifficultyStore(store)
+        for run_id, counts in counted.items():
+            ds.add_counts(run_id, counts)
+        err.print(f"saved in {ds.save()}", highlight=False)
+    if as_json:
+        print(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"{len(rows)} task versions", title_justify="left")
+    for col in ("task", "version", "n", "c", "pass@1", f"pass@{k}", "bucket"):
+        table.add_column(col, justify="right" if col in ("n", "c") or "@" in col else "left")
+    for r in rows:
+        pk = r[f"pass@{k}"]
+        table.add_row(
+            r["task"], r["version"], str(r["n"]), str(r["c"]), f"{r['pass@1']:.2f}",
+            "-" if pk is None else f"{pk:.2f}", r["bucket"],
+        )  # fmt: skip
+    out.print(table)
 
 
 @app.command()

@@ -255,7 +255,8 @@ def load_tasks(where: str | Path) -> TaskSet:
 
 
 def _find_task_dirs(base: Path) -> list[Path]:
-    """Directories holding a task.toml, not looking inside a task (its parts may hold anything)."""
+    """Directories holding a task.toml, not looking inside a task (its parts may hold anything)
+    nor inside hidden directories."""
     found, stack = [], [base]
     while stack:
         d = stack.pop()
@@ -266,6 +267,8 @@ def _find_task_dirs(base: Path) -> list[Path]:
             stack.extend(
                 Path(e.path)
                 for e in it
-                if e.is_dir(follow_symlinks=False) and e.name not in _IGNORED_DIRS
+                if e.is_dir(follow_symlinks=False)
+                and e.name not in _IGNORED_DIRS
+                and not e.name.startswith(".")  # hidden: an import's staging dir, .git, ...
             )
     return sorted(found)
