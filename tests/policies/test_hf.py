@@ -403,3 +403,58 @@ def test_sampler_follows_the_tempered_distribution() -> None:
     assert torch.allclose(counts[1] / n, squared, atol=0.04)
     assert counts[2].tolist() == [0, 0, 0, n]  # greedy
     assert logprobs[2] == pytest.approx(float(probs[3].log()), abs=1e-6)
+
+
+async def test_the_next_turn_prefills_only_what_it_adds(hf_policy: HFPolicy) -> None:
+    """The prefix cache: a conversation's next turn reuses the keys and values of the turn
+    before, and the tokens it then generates are those of a cold prefill."""
+    convo = [
+        Message(role="system", content="You are a terse assistant for a prefix-cache test."),
+        Message(role="user", content="Name a colour of the rainbow."),
+    ]
+    first = await hf_policy.complete(convo, max_tokens=6, temperature=0)
+    turn2 = [
+        *convo,
+        Message(role="assistant", content=first.text),
+        Message(role="user", content="Another one, please."),
+    ]
+    before = hf_policy.stats
+    warm = await hf_policy.complete(turn2, max_tokens=6, temperature=0)
+    after = hf_policy.stats
+    reused = after.reused_tokens - before.reused_tokens
+    assert reused >= first.prompt_tokens - 2, "the whole first prompt is reused"
+    assert after.prefill_tokens - before.prefill_tokens == warm.prompt_tokens - reused
+    cold = HFPolicy(prefix_cache_tokens=0)
+    try:
+        again = await cold.complete(turn2, max_tokens=6, temperature=0)
+        assert cold.stats.reused_tokens == 0
+    finally:
+        await cold.close()
+    assert again.token_ids == warm.token_ids
+    assert (
+        max(abs(a - b) for a, b in zip(again.logprobs or (), warm.logprobs or (), strict=True))
+        < 1e-3
+    )
+
+
+def test_prefix_cache_keeps_the_longest_and_evicts_the_oldest() -> None:
+    import torch
+
+    from rollbox.policies.batching import PrefixCache
+
+    def kv(n: int) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        t = torch.arange(n, dtype=torch.float32).reshape(1, 1, n, 1)
+        return [(t, t + 1)]
+
+    cache = PrefixCache(max_tokens=40)
+    cache.store(list(range(10)), kv(10))
+    cache.store(list(range(20)), kv(20))  # extends the first: replaces it
+    assert len(cache) == 1
+    n, got = cache.lookup([*range(15), 99, 98])
+    assert n == 15 and got is not None and got[0][0].shape[2] == 15
+    n, _ = cache.lookup(list(range(20)))
+    assert n == 19, "at least one token is left to run"
+    assert cache.lookup([1, 2, 3] * 5) == (0, None)
+    assert cache.lookup(list(range(5))) == (0, None), "too short a prefix to be worth it"
+    cache.store([7] * 30, kv(30))  # 20 + 30 > 40: the oldest goes
+    assert cache.lookup(list(range(20)))[0] == 0 and len(cache) == 1

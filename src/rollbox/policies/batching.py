@@ -80,6 +80,8 @@ class BatchStats:
     forward_passes: int = 0  # model calls: one per prefill, one per batched decode step
     tokens_generated: int = 0
     max_batch_seen: int = 0  # the most rows sampled in one step
+    prefill_tokens: int = 0  # prompt tokens run through the model
+    reused_tokens: int = 0  # prompt tokens whose keys and values came from the prefix cache
 
 
 @dataclass
@@ -103,12 +105,14 @@ class Batch:
         eos_ids: frozenset[int],
         cache_kwarg: str = "cache",
         stats: BatchStats | None = None,
+        prefix_cache_tokens: int = 32768,
     ) -> None:
         self.model = model
         self.decode = decode
         self.eos_ids = eos_ids
         self.cache_kwarg = cache_kwarg  # "cache" (transformers >= 5.x) or "past_key_values"
         self.stats = stats if stats is not None else BatchStats()
+        self.prefixes = PrefixCache(max_tokens=prefix_cache_tokens)
         self.rows: list[_Row] = []
         self.cache: Any = None  # a DynamicCache: per layer, keys and values (B, H, T, D)
         self.mask = torch.zeros((0, 0), dtype=torch.long)  # (B, T): 1 where a real token is
@@ -121,13 +125,18 @@ class Batch:
         """Prefill `req` alone and add it as a row; raises what torch raises."""
         from transformers import DynamicCache
 
-        cache = DynamicCache()
-        ids = torch.tensor([list(req.prompt_ids)], dtype=torch.long)
+        prompt = list(req.prompt_ids)
+        reused, kv = self.prefixes.lookup(prompt)
+        cache = _make_cache(kv) if kv is not None else DynamicCache()
+        ids = torch.tensor([prompt[reused:]], dtype=torch.long)
         out = self.model(
             input_ids=ids, use_cache=True, logits_to_keep=1, **{self.cache_kwarg: cache}
         )
         self.stats.forward_passes += 1
-        n = ids.shape[1]
+        self.stats.prefill_tokens += len(prompt) - reused
+        self.stats.reused_tokens += reused
+        n = len(prompt)
+        self.prefixes.store(prompt, _read_cache(cache))
         row_mask = torch.ones((1, n), dtype=torch.long)
         if not self.rows:
             self.cache, self.mask = cache, row_mask
@@ -257,6 +266,69 @@ class Batch:
         for r in self.rows:
             r.position += 1
         self.logits = out.logits[:, -1, :].float()
+
+
+class PrefixCache:
+    """Keys and values of recent prompts, so that a prompt that extends one (the next turn of
+    the same conversation) or shares its start with one (the same system prompt and example)
+    is prefilled only from where it differs.
+
+    Entries are whole prompts of one row; a stored prompt replaces the entries it extends.
+    Least recently used entries go first once `max_tokens` prompt tokens are held (about
+    46 KB a token for SmolLM2-135M). Reusing a prefix changes only float noise: the keys and
+    values of a token depend on the tokens before it, which are the same.
+    """
+
+    MIN_REUSE = 8  # shorter common prefixes are not worth the copy
+
+    def __init__(self, *, max_tokens: int = 32768) -> None:
+        self.max_tokens = max_tokens
+        self._entries: dict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def lookup(
+        self, prompt: list[int]
+    ) -> tuple[int, list[tuple[torch.Tensor, torch.Tensor]] | None]:
+        """(tokens reused, their keys and values) for the longest stored common prefix; at
+        least one token of `prompt` is always left to run (its logits are needed)."""
+        best, best_key = 0, None
+        wanted = tuple(prompt)
+        for key in self._entries:
+            n = _common_prefix(key, wanted)
+            if n > best:
+                best, best_key = n, key
+        best = min(best, len(prompt) - 1)
+        if best_key is None or best < self.MIN_REUSE:
+            return 0, None
+        kv = self._entries.pop(best_key)
+        self._entries[best_key] = kv  # most recently used last
+        return best, [(k[:, :, :best], v[:, :, :best]) for k, v in kv]
+
+    def store(self, prompt: list[int], kv: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        if self.max_tokens <= 0 or len(prompt) > self.max_tokens:
+            return
+        key = tuple(prompt)
+        for old in [k for k in self._entries if len(k) <= len(key) and key[: len(k)] == k]:
+            del self._entries[old]  # what this prompt extends is covered by it
+        self._entries[key] = kv
+        while sum(len(k) for k in self._entries) > self.max_tokens:
+            del self._entries[next(iter(self._entries))]
+
+
+def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def _read_cache(cache: Any) -> list[tuple[torch.Tensor, torch.Tensor]]:

@@ -162,6 +162,9 @@ class HFPolicy(Policy):
     wide; on a small machine shared with sandboxes, 1 is steadier than torch's default).
     context_tokens: defaults to the model's max_position_embeddings. cache_dir: where
     de-quantized GGUFs are kept (default: $ROLLBOX_CACHE/models or ~/.cache/rollbox/models).
+    prefix_cache_tokens: prompt tokens whose keys and values are kept so that the next turn of a
+    conversation (or another episode with the same system prompt) prefills only what it adds
+    (0: no prefix cache; see batching.PrefixCache).
     """
 
     native_tools = False
@@ -174,6 +177,7 @@ class HFPolicy(Policy):
         threads: int | None = None,
         context_tokens: int | None = None,
         cache_dir: Path | None = None,
+        prefix_cache_tokens: int = 32768,
     ) -> None:
         missing = [m for m in ("torch", "transformers") if importlib.util.find_spec(m) is None]
         self.source = resolve_model(model)
@@ -192,6 +196,7 @@ class HFPolicy(Policy):
         self.context_tokens = context_tokens
         self.max_batch = max_batch
         self.threads = threads
+        self.prefix_cache_tokens = prefix_cache_tokens
         self.cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self.loaded_from_cache = False
         self._digest: str | None = None  # sha256 of the weights' source
@@ -347,7 +352,12 @@ class HFPolicy(Policy):
 
         def make_batch(stats: BatchStats) -> Batch:
             return Batch(
-                model, decode=decode, eos_ids=frozenset(eos), cache_kwarg=cache_kwarg, stats=stats
+                model,
+                decode=decode,
+                eos_ids=frozenset(eos),
+                cache_kwarg=cache_kwarg,
+                stats=stats,
+                prefix_cache_tokens=self.prefix_cache_tokens,
             )
 
         self._tool_role = template_knows_tool(str(tok.chat_template))
