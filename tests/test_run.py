@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from rollbox.runner import pass_at_k, summarize
+from tests.conftest import MakeTask
 from tests.test_cli import rollbox
 
 ROLLBOX = [sys.executable, "-m", "rollbox.cli"]
@@ -140,3 +141,34 @@ def test_summary_keeps_failures_of_the_machinery_apart() -> None:
     assert s["pass_rate"] == pytest.approx(1 / 3)
     assert s["pass_at_k"]["1"] == pytest.approx((0.5 + 0.0) / 2)
     assert s["tokens_generated"] == 12 and s["solved"] == ["a#0"]
+
+
+@pytest.mark.slow
+def test_tasks_that_failed_validation_are_left_out_unless_allowed(
+    make_task: MakeTask, tmp_path: Path
+) -> None:
+    base = tmp_path / "set"
+    make_task("feature-good", parent=base)
+    broken = {"calc.py": "def add(a, b):\n    return a - b\n"}
+    make_task("feature-bad-reference", parent=base, solution=broken)
+    report = tmp_path / "validation.json"
+    v = rollbox("tasks", "validate", str(base), "--repeat", "1", "--json", str(report))
+    assert v.returncode == 1, v.stdout + v.stderr
+    assert "feature-bad-reference" in report.read_text()
+
+    r = rollbox("run", "--policy", "oracle", "--tasks", str(base), "--out", str(tmp_path / "a"))
+    assert r.returncode == 0, r.stderr
+    assert [t["task_id"] for t in lines(tmp_path / "a")] == ["feature-good"]
+    assert "failed validation" in r.stderr
+
+    r = rollbox("run", "--policy", "oracle", "--tasks", str(base), "--task",
+                "feature-bad-reference", "--out", str(tmp_path / "b"))  # fmt: skip
+    assert r.returncode == 2 and "failed validation" in r.stderr and "--allow-invalid" in r.stderr
+
+    r = rollbox("run", "--policy", "oracle", "--tasks", str(base), "--allow-invalid",
+                "--out", str(tmp_path / "c"))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert sorted(t["task_id"] for t in lines(tmp_path / "c")) == [
+        "feature-bad-reference",
+        "feature-good",
+    ]

@@ -738,6 +738,9 @@ def run_cmd(
         typer.Option("--out", help="Run directory (default runs/<time>); an existing one resumes."),
     ] = None,
     backend: Backend = "bwrap",
+    allow_invalid: Annotated[
+        bool, typer.Option(help="Also run tasks that failed `rollbox tasks validate`.")
+    ] = False,
 ) -> None:
     """Run a policy on tasks: episodes in sandboxes, judged, recorded in a run directory.
 
@@ -746,60 +749,6 @@ def run_cmd(
     """
     _run_job(
         _run_config(
-            tasks,
-            split,
-            family,
-            difficulty,
-            task,
-            policy,
-            limit,
-            samples_per_task,
-            concurrency,
-            seed,
-            max_turns,
-            max_tokens_per_turn,
-            temperature,
-            backend,
-        ),
-        out_dir,
-    )
-
-
-def _run_config(
-    tasks: str,
-    split: str | None,
-    family: str | None,
-    difficulty: str | None,
-    task: list[str] | None,
-    policy: str,
-    limit: int | None,
-    samples: int,
-    concurrency: int,
-    seed: int,
-    max_turns: int | None,
-    max_tokens_per_turn: int,
-    temperature: float,
-    backend: str,
-) -> Any:
-    from pydantic import ValidationError
-
-    from rollbox.agent.episode import EpisodeConfig
-    from rollbox.runner import RunConfig
-
-    for name, value in (
-        ("--concurrency", concurrency),
-        ("--samples-per-task", samples),
-        ("--max-tokens-per-turn", max_tokens_per_turn),
-    ):
-        if value < 1:
-            raise ConfigError(f"{name} must be at least 1 (got {value})")
-    for name, opt in (("--limit", limit), ("--max-turns", max_turns)):
-        if opt is not None and opt < 1:
-            raise ConfigError(f"{name} must be at least 1 (got {opt})")
-    if split is not None and split not in ("train", "eval"):
-        raise ConfigError(f"--split must be train or eval (got {split!r})")
-    try:
-        return RunConfig(
             tasks=tasks,
             split=split,
             family=family,
@@ -807,16 +756,46 @@ def _run_config(
             task_ids=tuple(task or ()),
             policy=policy,
             limit=limit,
-            samples_per_task=samples,
+            samples_per_task=samples_per_task,
             concurrency=concurrency,
             seed=seed,
             backend=backend,
-            episode=EpisodeConfig(
-                max_turns=max_turns,
-                max_tokens_per_turn=max_tokens_per_turn,
-                temperature=temperature,
-            ),
+            allow_invalid=allow_invalid,
+            max_turns=max_turns,
+            max_tokens_per_turn=max_tokens_per_turn,
+            temperature=temperature,
+        ),
+        out_dir,
+    )
+
+
+def _run_config(
+    *, max_turns: int | None, max_tokens_per_turn: int, temperature: float, **run: Any
+) -> Any:
+    """A RunConfig from the command's options, each bad one named in a one-line error."""
+    from pydantic import ValidationError
+
+    from rollbox.agent.episode import EpisodeConfig
+    from rollbox.runner import RunConfig
+
+    for name, key in (
+        ("--concurrency", "concurrency"),
+        ("--samples-per-task", "samples_per_task"),
+        ("--limit", "limit"),
+    ):
+        if run.get(key) is not None and run[key] < 1:
+            raise ConfigError(f"{name} must be at least 1 (got {run[key]})")
+    if max_tokens_per_turn < 1:
+        raise ConfigError(f"--max-tokens-per-turn must be at least 1 (got {max_tokens_per_turn})")
+    if max_turns is not None and max_turns < 1:
+        raise ConfigError(f"--max-turns must be at least 1 (got {max_turns})")
+    if run.get("split") not in (None, "train", "eval"):
+        raise ConfigError(f"--split must be train or eval (got {run['split']!r})")
+    try:
+        episode = EpisodeConfig(
+            max_turns=max_turns, max_tokens_per_turn=max_tokens_per_turn, temperature=temperature
         )
+        return RunConfig(**run, episode=episode)
     except ValidationError as e:
         raise ConfigError(str(e).splitlines()[0] + ": " + str(e).splitlines()[-1]) from None
 
@@ -832,7 +811,14 @@ def demo(
         "through tools in sandboxes; every finished workspace is judged by the hidden tests."
     )
     cfg = _run_config(
-        BUNDLED, None, None, "trivial", None, "smollm2", None, 4, 8, 0, 4, 256, 0.7, "bwrap"
+        tasks=BUNDLED,
+        difficulty="trivial",
+        policy="smollm2",
+        samples_per_task=4,
+        concurrency=8,
+        max_turns=4,
+        max_tokens_per_turn=256,
+        temperature=0.7,
     )
     import time as _time
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import math
 import time
 from collections import Counter, defaultdict
@@ -34,6 +35,7 @@ from rollbox.store.runstore import RunStore
 from rollbox.tasks.loader import load_tasks, resolve_tasks_dir
 from rollbox.tasks.model import Task
 
+log = logging.getLogger(__name__)
 POLICY_FORMS = "smollm2, hf:PATH, openai:URL, scripted:FILE or oracle"
 
 
@@ -53,6 +55,7 @@ class RunConfig(BaseModel):
     concurrency: int = Field(8, gt=0, description="Episodes at once.")
     seed: int = Field(0, description="The run's seed.")
     backend: str = Field("bwrap", description="Sandbox backend.")
+    allow_invalid: bool = Field(False, description="Also run tasks that failed validation.")
     episode: EpisodeConfig = Field(default_factory=EpisodeConfig)
 
 
@@ -70,6 +73,24 @@ def select_tasks(cfg: RunConfig) -> list[Task]:
         if missing:
             raise ConfigError(f"no such task(s) in {cfg.tasks!r}: {', '.join(missing)}")
         tasks = [t for t in tasks if t.id in set(cfg.task_ids)]
+    if not cfg.allow_invalid:
+        # tasks whose current version failed `rollbox tasks validate` are left out
+        from rollbox.tasks.validate import load_exclusions
+
+        excluded = load_exclusions(where, tasks)
+        named = sorted(set(cfg.task_ids) & set(excluded))
+        if named:
+            why = "; ".join(f"{t}: {', '.join(excluded[t][:2])}" for t in named)
+            raise ConfigError(
+                f"task(s) failed validation ({why}); fix them, or pass --allow-invalid"
+            )
+        if excluded:
+            log.warning(
+                "%d task(s) left out: they failed validation (%s); --allow-invalid runs them",
+                len(excluded),
+                ", ".join(sorted(excluded)[:5]),
+            )
+        tasks = [t for t in tasks if t.id not in excluded]
     for attr, want in (
         ("split", cfg.split),
         ("family", cfg.family),
