@@ -804,20 +804,23 @@ def _run_config(
 def demo(
     out_dir: Annotated[Path | None, typer.Option("--out", help="Run directory.")] = None,
 ) -> None:
-    """The main job on the bundled tasks with the bundled model (SmolLM2-135M-Instruct): the
-    trivial tasks, 4 samples each, 4 turns per episode; a few minutes on 2 cores."""
+    """The main job with the bundled model (SmolLM2-135M-Instruct) on the bundled tasks it can
+    sometimes solve: the trivial feature tasks, 4 samples each, up to 3 turns per episode; a few
+    minutes on 2 cores. `rollbox run` runs any selection with any policy."""
     err.print(
-        "[bold]rollbox demo[/bold]: the bundled 135M model acts on the bundled trivial tasks "
-        "through tools in sandboxes; every finished workspace is judged by the hidden tests."
+        "[bold]rollbox demo[/bold]: the bundled 135M model acts on the bundled trivial feature "
+        "tasks through tools in sandboxes; every finished workspace is judged by the hidden "
+        "tests. (`rollbox run --help` for the rest of the bundled set and other policies.)"
     )
     cfg = _run_config(
         tasks=BUNDLED,
+        family="feature",
         difficulty="trivial",
         policy="smollm2",
         samples_per_task=4,
         concurrency=8,
-        max_turns=4,
-        max_tokens_per_turn=256,
+        max_turns=3,
+        max_tokens_per_turn=160,
         temperature=0.7,
     )
     import time as _time
