@@ -26,6 +26,7 @@ from rollbox.agent.tools import TOOLS
 from rollbox.agent.types import ToolCall
 from rollbox.bench import Figure, p50
 from rollbox.policies.scripted import ScriptedPolicy
+from rollbox.runner import torch_threads
 from rollbox.sandbox import BwrapConfig, Factory
 from rollbox.tasks import load_tasks, read_tree
 
@@ -45,7 +46,7 @@ async def _batched(quick: bool) -> list[Figure]:
     from rollbox.policies.hf import HFPolicy
 
     tasks = load_tasks("bundled")
-    policy = HFPolicy(max_batch=8)
+    policy = HFPolicy(max_batch=8, threads=torch_threads())  # as `rollbox run` runs it
     await policy.load()
     try:
         prompts = []
@@ -59,7 +60,7 @@ async def _batched(quick: bool) -> list[Figure]:
                     task_message(task, read_tree(task.workspace_dir), show_files_chars=4000),
                 ]
             )
-        max_tokens = 32 if quick else 96
+        max_tokens = 48 if quick else 128
 
         async def one(i: int) -> int:
             c = await policy.complete(prompts[i], max_tokens=max_tokens, temperature=1.0, seed=i)
