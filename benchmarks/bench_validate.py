@@ -3,10 +3,11 @@
     rollbox bench validate [--quick]
 
 1. Wall time to validate the bundled tasks (every one; with --quick every fifth) with repeat 3
-   (`validate_tasks`, one task per core at once), against the same validation with test tasks
-   judged on the cold path (a fresh `python -m pytest` per run), run in the same process right
-   after it (the fast one first: it pays for anything the first validation warms up). Target:
-   the fast path no slower (ratio <= 1).
+   (`validate_tasks` as `rollbox tasks validate` runs it: one task per core at once, each run a
+   fresh `python -m pytest`), against the same validation with test tasks judged on the pytest
+   fast path (warm pools), run in the same process just before it. No target: it records why
+   the default is the cold path (validation keeps every core busy, and the fast path saves
+   waiting, not CPU; its pools' refills cost CPU).
 2. The same wall time against the acceptance target: the 65 bundled tasks in 180 s on 2 cores
    (scaled to the tasks validated, and to the cores there are).
 3. Seconds per judged run, beside a bare sandbox (created, `python -c pass`, closed), measured
@@ -84,28 +85,27 @@ def run(quick: bool) -> list[Figure]:
     differ = sorted(k for k in a.keys() | b.keys() if a.get(k) != b.get(k))
     cores = os.cpu_count() or 1
     target = TARGET_S * len(tasks) / TARGET_TASKS * TARGET_CORES / min(cores, TARGET_CORES)
-    n, rejected = len(tasks), len(fast_report.rejected)
+    n, rejected = len(tasks), len(cold_report.rejected)
     return [
         Figure.make(
             "validate",
-            f"validation wall, {n} bundled tasks, repeat 3, fast path ({rejected} rejected)",
-            p50(fast_s),
+            f"validation wall, {n} bundled tasks, repeat 3 ({rejected} rejected)",
+            p50(cold_s),
             "s",
-            baseline="the same validation, test tasks on the cold path",
-            baseline_value=p50(cold_s),
-            max_ratio=1.0,
+            baseline="the same validation, test tasks on the pytest fast path",
+            baseline_value=p50(fast_s),
         ),
         Figure.make(
             "validate",
             f"validation wall, {n} tasks on {cores} cores, against 65 tasks in 180 s on 2 cores",
-            p50(fast_s),
+            p50(cold_s),
             "s",
             max_value=round(target, 1),
         ),
         Figure.make(
             "validate",
-            f"wall per judged run ({fast_report.runs} runs, one task per core at once)",
-            p50(fast_s) / max(fast_report.runs, 1) * 1000,
+            f"wall per judged run ({cold_report.runs} runs, one task per core at once)",
+            p50(cold_s) / max(cold_report.runs, 1) * 1000,
             "ms",
             baseline="a bare sandbox: create, `python -c pass`, close (p50, one at a time)",
             baseline_value=bare * 1000,

@@ -172,3 +172,28 @@ def test_tasks_that_failed_validation_are_left_out_unless_allowed(
         "feature-bad-reference",
         "feature-good",
     ]
+
+
+@pytest.mark.slow
+def test_the_bundled_model_acts_through_tools_and_is_judged(tmp_path: Path) -> None:
+    """The real SmolLM2 in the real loop (whether it solves the task is up to it: the demo
+    shows that; here every record a learner needs must be there)."""
+    out = tmp_path / "run"
+    r = rollbox("run", "--policy", "smollm2", "--task", "feature-greet-name",
+                "--samples-per-task", "2", "--max-turns", "2", "--max-tokens-per-turn", "64",
+                "--out", str(out))  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    trajs = lines(out)
+    assert len(trajs) == 2
+    for t in trajs:
+        assert t["policy"]["name"].startswith("hf:SmolLM2") and t["policy"]["version"]
+        assert t["stop_reason"] in ("submitted", "max_turns", "max_tokens")
+        assert t["judgement"]["status"] == "judged" and t["reward"] is not None
+        assert t["completion_tokens"] > 0
+        for s in t["steps"]:
+            a = s["action"]
+            assert len(a["token_ids"]) == len(a["logprobs"]) == a["completion_tokens"] > 0
+            assert all(lp <= 0 for lp in a["logprobs"])
+        assert t["messages"][0]["role"] == "system" and "<write_file" in t["messages"][0]["content"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["tokens_generated"] == sum(t["completion_tokens"] for t in trajs)

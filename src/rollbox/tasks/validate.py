@@ -4,8 +4,10 @@
     save_report(report, tasks_dir)             # <DIR>/.rollbox-validation.json (or the cache)
     tasks = filter_valid(tasks, tasks_dir)     # what a run should use: rejected tasks left out
 
-Each task is judged in real sandboxes, by the judge its `[judge]` names (the pytest fast path
-for test tasks), and rejected with a reason per problem found:
+Each task is judged in real sandboxes, by the judge its `[judge]` names (a fresh `python -m
+pytest` per run for test tasks: validation keeps every core busy, and there the pytest fast path,
+which saves waiting rather than CPU, measured slower; `fast=True` uses it), and rejected with a
+reason per problem found:
 
 - **the start fails**: for a test task, every required test that is not in `pass_to_pass`
   fails on the starting workspace, and every `pass_to_pass` test passes there. A task that
@@ -438,7 +440,7 @@ async def _judge_all(
 
 
 async def validate_task(
-    task: Task, sandboxes: SandboxFactory, *, repeat: int = DEFAULT_REPEAT, fast: bool = True
+    task: Task, sandboxes: SandboxFactory, *, repeat: int = DEFAULT_REPEAT, fast: bool = False
 ) -> TaskValidation:
     """Validate one task: every check of the module doc but the cross-split one. `fast=False`
     judges test tasks on the cold path (a fresh `python -m pytest` per run), for comparison."""
@@ -545,7 +547,7 @@ async def validate_tasks(
     dedup_threshold: float = DEFAULT_THRESHOLD,
     tasks_dir: Path | str = "",
     on_task: Callable[[TaskValidation], None] | None = None,
-    fast: bool = True,
+    fast: bool = False,
 ) -> ValidationReport:
     """Validate tasks, `concurrency` at once (each runs its judged runs at once); `on_task`
     is called as each finishes. The report keeps the order of `tasks`."""
