@@ -62,6 +62,7 @@ class Host:
     overlay: bool
     overlay_why_not: str
     python_dirs: tuple[Path, ...]  # interpreter directories to make visible read-only
+    chroot: str = "chroot"  # coreutils' chroot, used (as root) only to switch users
 
     def unenforced(self) -> list[str]:
         """Limits this host cannot enforce, each with the reason."""
@@ -94,7 +95,7 @@ def detect_host(config: BwrapConfig | None = None) -> Host:
     global _host
     if _host is not None:
         return _host
-    bwrap = shutil.which("bwrap")
+    bwrap = _which("bwrap")
     if bwrap is None:
         raise SandboxError(
             "bubblewrap (bwrap) is not installed: install the system package 'bubblewrap' "
@@ -105,8 +106,21 @@ def detect_host(config: BwrapConfig | None = None) -> Host:
     overlay, why = layers.overlay_supported()
     dirs = dict.fromkeys([Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()])
     python_dirs = tuple(d for d in dirs if not str(d).startswith("/usr/"))
-    _host = Host(bwrap, uid, cgroups.detect(), overlay, why, python_dirs)
+    chroot = _which("chroot") if uid is not None else None
+    if uid is not None and chroot is None:
+        raise SandboxError(
+            "chroot (from coreutils) is not found in PATH, /usr/sbin or /sbin: rollbox uses it "
+            "as root to run sandboxes as an unprivileged user"
+        )
+    _host = Host(bwrap, uid, cgroups.detect(), overlay, why, python_dirs, chroot or "chroot")
     return _host
+
+
+def _which(name: str) -> str | None:
+    """A system program: in PATH, else where Debian keeps system programs (a user's PATH often
+    lacks the sbin directories)."""
+    path = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin", "/usr/bin", "/bin"])
+    return shutil.which(name, path=path)
 
 
 def _system_binds() -> list[str]:
@@ -347,7 +361,7 @@ class BwrapSandbox(Sandbox):
                 # coreutils' chroot to / only to switch users: Popen(user=...) cannot use
                 # vfork, and forking a process with a model loaded costs milliseconds.
                 ids = f"{host.uid}:{host.uid}"
-                args = ["chroot", f"--userspec={ids}", f"--groups={host.uid}", "/", *args]
+                args = [host.chroot, f"--userspec={ids}", f"--groups={host.uid}", "/", *args]
             self._proc = subprocess.Popen(
                 args,
                 stdin=subprocess.DEVNULL,

@@ -83,3 +83,40 @@ def test_refuses_to_overwrite_a_different_task(tmp_path: Path) -> None:
     assert res.returncode == 2
     assert "humaneval-0 already holds a different task" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def validate(dest: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rollbox.cli", "tasks", "validate", str(dest), "--repeat", "2",
+         "--json", str(dest.parent / f"{dest.name}-validation.json")],
+        capture_output=True, text=True, timeout=600,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "200", "NO_COLOR": "1"},
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["exercism", "humaneval", "mbpp", "swebench"])
+def test_import_then_validate_end_to_end(
+    tmp_path: Path, swebench_source: SwebenchSource, kind: str
+) -> None:
+    """The acceptance path: `rollbox tasks import KIND SRC DEST`, then `rollbox tasks validate
+    DEST` accepts what was imported (start fails, reference passes, runs agree, exploits
+    unpaid), in real sandboxes."""
+    src: dict[str, tuple[str | Path, ...]] = {
+        "exercism": (FIXTURES / "exercism-track",),
+        "humaneval": (FIXTURES / "humaneval.jsonl",),
+        "mbpp": (FIXTURES / "mbpp.jsonl",),
+        "swebench": (swebench_source.jsonl, "--repo", swebench_source.repos),
+    }
+    dest = tmp_path / kind
+    first, *rest = src[kind]
+    imported = rollbox(kind, first, dest, *rest, "--json")
+    assert imported.returncode == 0, imported.stderr
+    ids = [i["id"] for i in json.loads(imported.stdout)["imported"]]
+    assert ids
+    res = validate(dest)
+    assert res.returncode == 0, res.stdout + res.stderr
+    report = json.loads((tmp_path / f"{kind}-validation.json").read_text())
+    rows = report["tasks"] if isinstance(report, dict) and "tasks" in report else report
+    assert sorted(r["id"] for r in rows) == sorted(ids)
+    assert all(r["ok"] for r in rows)
