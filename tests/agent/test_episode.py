@@ -118,14 +118,16 @@ async def test_an_invalid_call_is_an_observation_and_a_turn(make_task: MakeTask)
 async def test_turn_budget_truncates_and_the_workspace_is_still_judged(
     make_task: MakeTask,
 ) -> None:
+    fixed = "def add(a, b):\n    return a + b\n"
     script = ScriptedPolicy(
-        {"*": [
-            ToolCall(name="write_file",
-                     arguments={"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"}),
-            ToolCall(name="bash", arguments={"command": "echo more"}),
-            ToolCall(name="bash", arguments={"command": "echo more"}),
-        ]}
-    )  # fmt: skip
+        {
+            "*": [
+                ToolCall(name="write_file", arguments={"path": "calc.py", "content": fixed}),
+                ToolCall(name="bash", arguments={"command": "echo more"}),
+                ToolCall(name="bash", arguments={"command": "echo more"}),
+            ]
+        }
+    )
     t = await episode(make_task(), script, config=EpisodeConfig(max_turns=2))
     assert t.stop_reason == "max_turns" and t.truncated and not t.terminated
     assert len(t.steps) == 2 and t.passed
