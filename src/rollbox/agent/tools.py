@@ -42,7 +42,7 @@ DEFAULT_OBSERVATION_CHARS = 4000  # what one observation may hold, marker includ
 FILE_TIMEOUT_S = 30.0  # for the small commands behind the file tools
 READ_MAX_BYTES = 1 << 20  # read_file and edit refuse larger files (bash can still page them)
 LIST_DEPTH = 2
-SHELL_OUTPUT_BYTES = 1 << 20  # a shell the box makes keeps this much output (the head) to cut
+SHELL_OUTPUT_BYTES = 1 << 20  # a shell the box makes keeps this much output (head and tail) to cut
 TESTS_INI = "[pytest]\naddopts =\npython_files = test_*.py *_test.py\n"
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {

@@ -80,9 +80,8 @@ class ShellSession:
         )
         t0 = time.monotonic()
         await proc.write(line.encode())
-        head = bytearray()  # what is shown, up to the cap
+        kept = _HeadTail(self._cap)
         tail = b""  # the end, kept to find the marker however long the output is
-        truncated = False
         while True:
             out, err, _ = proc.take_output()
             chunk = out + err
@@ -91,17 +90,14 @@ class ShellSession:
                 m = pattern.search(window)
                 body = window[: m.start()] if m else window[: max(len(window) - 256, 0)]
                 tail = b"" if m else window[len(body) :]
-                room = self._cap - len(head)
-                if len(body) > room:
-                    truncated = True
-                head.extend(body[: max(room, 0)])
+                kept.add(body)
                 if m:
                     self.cwd = m.group(2).decode(errors="replace") or self.cwd
                     return ShellResult(
-                        output=head.decode("utf-8", "replace"),
+                        output=kept.text(),
                         exit_code=int(m.group(1)),
                         timed_out=False,
-                        truncated=truncated,
+                        truncated=kept.cut > 0,
                         restarted=restarted,
                         cwd=self.cwd,
                         wall_s=time.monotonic() - t0,
@@ -112,19 +108,18 @@ class ShellSession:
                 if not ended:
                     await proc.kill()
                 self._ended_before = True
-                rest = tail.decode("utf-8", "replace")
+                kept.add(tail)
                 note = (
                     f"\n[the command timed out after {timeout_s:g}s; the shell was restarted]"
                     if not ended
                     else "\n[the shell exited; a new one starts with the next command]"
                 )
-                shown = head.decode("utf-8", "replace") + rest[: max(self._cap - len(head), 0)]
                 code = proc.returncode if ended else None
                 return ShellResult(
-                    output=shown + note,
+                    output=kept.text() + note,
                     exit_code=code if code is not None and code >= 0 else None,
                     timed_out=not ended,
-                    truncated=truncated,
+                    truncated=kept.cut > 0,
                     restarted=restarted,
                     cwd=self.cwd,
                     wall_s=time.monotonic() - t0,
@@ -135,3 +130,33 @@ class ShellSession:
         if self._proc is not None:
             await self._proc.kill()
             self._proc = None
+
+
+class _HeadTail:
+    """The first and the last half of `cap` bytes of a stream, and how much was cut between:
+    the start of a long output says what ran, its end usually says how it ended."""
+
+    def __init__(self, cap: int) -> None:
+        self.half = max(cap // 2, 1)
+        self.head = bytearray()
+        self.last = bytearray()
+        self.cut = 0
+
+    def add(self, data: bytes) -> None:
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head.extend(data[:room])
+            data = data[room:]
+        if data:
+            self.last.extend(data)
+            over = len(self.last) - self.half
+            if over > 0:
+                del self.last[:over]
+                self.cut += over
+
+    def text(self) -> str:
+        head = self.head.decode("utf-8", "replace")
+        last = self.last.decode("utf-8", "replace")
+        if not self.cut:
+            return head + last
+        return f"{head}\n[... {self.cut} bytes of output cut here ...]\n{last}"
