@@ -49,10 +49,10 @@ async def _batched(quick: bool) -> list[Figure]:
     policy = HFPolicy(max_batch=8, threads=torch_threads())  # as `rollbox run` runs it
     await policy.load()
     try:
+        schemas = [t.schema() for t in TOOLS]
         prompts = []
         for tid in TASKS:
             task = tasks.get(tid)
-            schemas = [t.schema() for t in TOOLS]
             prompts.append(
                 [
                     system_message(schemas, native_tools=False),

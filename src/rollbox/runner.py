@@ -21,13 +21,13 @@ import math
 import os
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rollbox.agent.episode import EpisodeConfig, run_episode
+from rollbox.agent.episode import EpisodeConfig, Judge, run_episode
 from rollbox.agent.types import Trajectory
 from rollbox.errors import ConfigError
 from rollbox.policies.base import Policy
@@ -139,22 +139,12 @@ async def make_policy(spec: str, tasks: Sequence[Task], *, max_batch: int = 16) 
         from rollbox.policies.hf import HFPolicy
 
         hf = HFPolicy(arg or None, max_batch=max_batch, threads=torch_threads())
-        try:
-            await hf.load()
-        except BaseException:
-            await hf.close()
-            raise
-        return hf
+        return await _ready(hf, hf.load())
     if kind == "openai" and arg:
         from rollbox.policies.openai import OpenAIPolicy
 
         oa = OpenAIPolicy(arg)
-        try:
-            await oa.check()
-        except BaseException:
-            await oa.close()
-            raise
-        return oa
+        return await _ready(oa, oa.check())
     if kind == "scripted" and arg:
         from rollbox.policies.scripted import ScriptedPolicy
 
@@ -166,7 +156,18 @@ async def make_policy(spec: str, tasks: Sequence[Task], *, max_batch: int = 16) 
     raise ConfigError(f"unknown policy {spec!r}: use {POLICY_FORMS}")
 
 
-def make_judge(sandboxes: SandboxFactory) -> Any:
+async def _ready(policy: Policy, start: Awaitable[None]) -> Policy:
+    """The policy once `start` (loading, a ping) succeeded; closed if it did not."""
+    try:
+        await start
+    except BaseException:
+        await policy.close()
+        raise
+    return policy
+
+
+def make_judge(sandboxes: SandboxFactory) -> Judge:
+    """The episode's judge: the finished workspace judged in fresh sandboxes."""
     from rollbox.judges import judge_workspace
 
     async def judge(task: Task, workspace: Path) -> tuple[dict[str, Any], float | None, bool]:

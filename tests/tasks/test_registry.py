@@ -239,7 +239,7 @@ def test_refs_that_name_nothing(tmp_path: Path, registry: TaskRegistry) -> None:
         state_of("no-such-thing", registry)
     bad_run = tmp_path / "badrun"
     bad_run.mkdir()
-    (bad_run / "run.json").write_text(json.dumps({"run_id": "r", "config": {}}))
+    (bad_run / "run.json").write_text(json.dumps({"run_schema": 1, "run_id": "r", "config": {}}))
     with pytest.raises(ConfigError, match="does not record its task versions"):
         state_of(str(bad_run), registry)
 

@@ -61,21 +61,20 @@ def task_message(task: Task, files: Mapping[str, bytes], *, show_files_chars: in
     """The instruction, then the workspace: inline when small, else as a listing."""
     parts = [task.spec.instruction.strip()]
     shown: list[str] = []
+    rest: list[str] = []
     budget = show_files_chars
-    listing = sorted(files)
-    for rel in listing:
-        data = files[rel]
+    for rel in sorted(files):
         try:
-            text = data.decode()
+            text = files[rel].decode()
         except UnicodeDecodeError:
-            continue
-        if len(text) > budget:
+            text = None
+        if text is None or len(text) > budget:
+            rest.append(rel)
             continue
         budget -= len(text)
         shown.append(f"{rel}:\n```{_fence(rel)}\n{text.rstrip()}\n```")
     if shown:
         parts.append("\n\n".join(shown))
-    rest = [rel for rel in listing if not any(s.startswith(f"{rel}:\n") for s in shown)]
     if rest:
         parts.append("Other files in the workspace: " + ", ".join(rest))
     if task.visible_tests_dir is not None:

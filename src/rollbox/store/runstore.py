@@ -172,7 +172,7 @@ class RunStore:
         cfg = _normalize_config(config)
         _check_dir(path)
         if (path / RUN_FILE).exists():
-            info = _read_info(path)
+            info = read_run_info(path)
             diff = _config_diff(info["config"], cfg, None)
             if diff:
                 raise _mismatch(path, info, diff)
@@ -207,7 +207,7 @@ class RunStore:
         _check_dir(path)
         if not (path / RUN_FILE).exists():
             raise ConfigError(f"{path}: no rollbox run here (no {RUN_FILE})")
-        return cls(path, _read_info(path))
+        return cls(path, read_run_info(path))
 
     @classmethod
     def open_or_create(
@@ -230,7 +230,7 @@ class RunStore:
         _check_dir(path)
         if not (path / RUN_FILE).exists():
             return cls.create(path, cfg, run_id=run_id)
-        info = _read_info(path)
+        info = read_run_info(path)
         diff = _config_diff(info["config"], cfg, identity_keys)
         if diff:
             raise _mismatch(path, info, diff)
@@ -593,7 +593,8 @@ def _check_dir(path: Path) -> None:
         raise ConfigError(f"{path} is a file, not a run directory; choose a directory (--out)")
 
 
-def _read_info(path: Path) -> dict[str, Any]:
+def read_run_info(path: Path) -> dict[str, Any]:
+    """A run directory's run.json, checked (read-only: no lock, no repair)."""
     target = path / RUN_FILE
     try:
         info = json.loads(target.read_bytes())

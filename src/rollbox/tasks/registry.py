@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rollbox.errors import ConfigError, StoreError, TaskError
+from rollbox.store.runstore import RUN_FILE, read_run_info
 from rollbox.tasks.loader import (
     BUNDLED,
     TASK_FILE,
@@ -50,7 +51,6 @@ from rollbox.tasks.loader import (
 from rollbox.tasks.model import Task
 
 PARTS = ("workspace", "tests", "visible_tests", "solution")  # as content_version reads them
-RUN_FILE = "run.json"
 _HEX = re.compile(r"^[0-9a-f]{6,64}$")
 _MIN_PREFIX = 6
 
@@ -442,19 +442,13 @@ def _state_of_versions(
 
 def run_task_versions(run_dir: Path) -> tuple[str, dict[str, str]]:
     """(run_id, {task_id: version}) as a run directory's run.json records them."""
-    target = run_dir / RUN_FILE
-    try:
-        info = json.loads(target.read_bytes())
-    except OSError as e:
-        raise ConfigError(f"{target}: cannot read: {e}") from None
-    except ValueError as e:
-        raise ConfigError(f"{target}: not valid JSON ({e})") from None
-    versions = info.get("config", {}).get("task_versions") if isinstance(info, dict) else None
+    info = read_run_info(run_dir)
+    versions = info["config"].get("task_versions")
     if not isinstance(versions, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in versions.items()
     ):
-        raise ConfigError(f"{target}: the run does not record its task versions")
-    return str(info.get("run_id", run_dir.name)), dict(versions)
+        raise ConfigError(f"{run_dir / RUN_FILE}: the run does not record its task versions")
+    return str(info["run_id"]), dict(versions)
 
 
 def state_of(ref: str, registry: TaskRegistry | None = None) -> TaskSetState:
