@@ -1,10 +1,10 @@
 """Canaries, THREATS B: objects whose __eq__ is always true (and other values that only look
 right), and monkeypatching the test process from the code under test.
 
-The pytest judge runs the hidden tests in the same interpreter as the candidate's module, so
-some of these are beyond what it can defend in-process; those canaries are marked
-`xfail(strict=True, reason="DEFECT: ...")`: they document an attack that is paid today, and turn
-into a failure (XPASS) the day the judge stops paying it.
+The pytest judge runs the candidate's code in a sandbox and process of its own
+(`isolation = "process"`, the default): the hidden tests reach it through proxies, values cross
+as plain copies, and nothing the code does in its process reaches pytest, the report or the
+tests. Every attack here ran in the tests' own process before that, and was paid.
 """
 
 from __future__ import annotations
@@ -275,12 +275,6 @@ async def test_always_equal_object_against_rewritten_forms(make_task: MakeTask, 
     assert_unpaid(await judge(task, {"calc.py": ALWAYS_EQUAL_ADD}), decided=True)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DEFECT: ==, !=, `in` and unittest's assertEqual compare plain values, but a "
-    "builtin method that compares inside (list.index) still runs the candidate's __eq__, so "
-    "an always-equal object passes it",
-)
 @pytest.mark.parametrize("form", sorted(UNREWRITTEN_FORMS))
 async def test_always_equal_object_against_other_forms(make_task: MakeTask, form: str) -> None:
     task = load(_one_form_task(make_task, form, UNREWRITTEN_FORMS[form]))
@@ -421,11 +415,6 @@ IN_PROCESS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DEFECT: the code under test runs inside the pytest process and patches pytest at "
-    "import time (see the id): every failing test is reported passed and paid in full",
-)
 @pytest.mark.parametrize("attack", sorted(IN_PROCESS))
 async def test_patching_pytest_from_the_code_under_test(attack: str) -> None:
     j = await judge(bundled("feature-is-even"), parity(IN_PROCESS[attack]))
@@ -433,12 +422,6 @@ async def test_patching_pytest_from_the_code_under_test(attack: str) -> None:
     assert j.verdict.n_passed == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DEFECT: the plain-value helper is a global of the rewritten test module, in the "
-    "candidate's process: the module under test, imported by that test module, rebinds it "
-    "to a constant function and every `assert plain(a) == plain(b)` holds",
-)
 async def test_the_plain_value_helper_replaced_from_the_code_under_test() -> None:
     """feature-square-number: at import, every function the judge injected into the importing
     test module's globals becomes `lambda *a: 0`; square() returns None."""
@@ -494,14 +477,6 @@ def _expected():
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="DEFECT: the hidden tests are readable by the code under test while it runs (it is "
-    "in their process; /rollbox/judge/tests is mounted readable, and the constants are in the "
-    "caller's code object anyway): a function that returns the literal its caller compares "
-    "against passes every `assert f(x) == <literal>` / `is <literal>` test; the plain-value "
-    "rewrite does not help, the answer is a plain value",
-)
 @pytest.mark.parametrize("task_id", ["feature-is-even", "feature-square-number"])
 async def test_reading_the_expected_value_out_of_the_calling_test(task_id: str) -> None:
     name, path = {

@@ -34,8 +34,9 @@ async def test_pytest_judge_start_fails_reference_passes(make_task: MakeTask) ->
     [
         ("import sys\nsys.exit(0)\n", OutcomeStatus.missing),
         ("import os\nos._exit(0)\n", OutcomeStatus.missing),
-        ("def add(a, b):\n    import pytest\n    pytest.skip('no')\n", OutcomeStatus.skipped),
-        ("def add(a, b):\n    import pytest\n    pytest.xfail('no')\n", OutcomeStatus.skipped),
+        # pytest's skip/xfail raised in the code's own process are plain exceptions to the tests
+        ("def add(a, b):\n    import pytest\n    pytest.skip('no')\n", OutcomeStatus.failed),
+        ("def add(a, b):\n    import pytest\n    pytest.xfail('no')\n", OutcomeStatus.failed),
         ("def add(a, b):\n    while True:\n        pass\n", None),
     ],
     ids=["sys.exit(0)", "os._exit(0)", "skip", "xfail", "hang"],

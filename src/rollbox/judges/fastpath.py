@@ -20,13 +20,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from rollbox.errors import SandboxError
 from rollbox.judges.base import Changes
 from rollbox.judges.common import TaskEnvironment
+from rollbox.judges.isolation import CodeProcess, code_modules, remote_env, wait_for
 from rollbox.judges.pytest_judge import (
     JUDGE,
     REPORT,
     TestJudge,
+    isolated_code,
     judge_dir,
     pytest_args,
     run_env,
@@ -77,6 +78,7 @@ class _Warm:
     sandbox: Sandbox
     server: SandboxProcess
     report_dir: Path
+    code: CodeProcess | None  # the code under test's own sandbox, when it has one
 
 
 class FastTestJudge(TestJudge):
@@ -124,19 +126,30 @@ class FastTestJudge(TestJudge):
                 report_dir.mkdir()
                 report_dir.chmod(0o755)
                 mounts = {JUDGE: Mount(jdir), REPORT: Mount(report_dir, writable=True)}
-                sandbox = await self._sandboxes(
-                    task.workspace_dir, mounts=mounts | environment.mounts()
-                )
-                try:
-                    args = json.dumps(pytest_args(sandbox.path(JUDGE)))
-                    server = await sandbox.spawn(
-                        ["python", "-c", SERVER, args], env=start_env(sandbox, environment)
+                mounts |= environment.mounts()
+                isolated = isolated_code(task)
+                code = None
+                if isolated:
+                    code = await CodeProcess.start(
+                        self._sandboxes, task.workspace_dir, environment, root / f"code{n}"
                     )
-                    await _wait_for(server, "ready", timeout_s=60)
+                    mounts |= code.test_mounts()
+                try:
+                    sandbox = await self._sandboxes(task.workspace_dir, mounts=mounts)
+                    try:
+                        args = json.dumps(pytest_args(sandbox.path(JUDGE), isolated=isolated))
+                        server = await sandbox.spawn(
+                            ["python", "-c", SERVER, args], env=start_env(sandbox, environment)
+                        )
+                        await wait_for(server, "ready", timeout_s=60, what="the pytest server")
+                    except BaseException:
+                        await sandbox.close()
+                        raise
                 except BaseException:
-                    await sandbox.close()
+                    if code is not None:
+                        await code.close()
                     raise
-                self._warm[sandbox] = _Warm(sandbox, server, report_dir)
+                self._warm[sandbox] = _Warm(sandbox, server, report_dir, code)
                 return sandbox
 
             pool = WarmPool(make, size=self._pool_size)
@@ -159,12 +172,17 @@ class FastTestJudge(TestJudge):
         warm = self._warm.pop(sandbox)
         t0 = time.monotonic()
         try:
-            for rel, data in changes.items():
-                if data is None:
-                    remove_beneath(sandbox.workspace, rel)
-                else:
-                    await sandbox.write_file(rel, data)
-            request = {"env": run_env(sandbox, environment, token), "cwd": sandbox.workdir}
+            env = run_env(sandbox, environment, token)
+            for box in (sandbox, warm.code.sandbox) if warm.code else (sandbox,):
+                for rel, data in changes.items():
+                    if data is None:
+                        remove_beneath(box.workspace, rel)
+                    else:
+                        await box.write_file(rel, data)
+            if warm.code is not None:
+                tests = self._pools[task.key][1] / "judge" / "tests"
+                env |= remote_env(code_modules(warm.code.sandbox.workspace, tests))
+            request = {"env": env, "cwd": sandbox.workdir}
             await warm.server.write((json.dumps(request) + "\n").encode())
             res = await _collect(warm.server, task.spec.limits.timeout_s, t0)
             # the run's report: where the cold path would have it
@@ -180,26 +198,16 @@ class FastTestJudge(TestJudge):
 
 
 async def _dispose(warm: _Warm) -> None:
-    """Kill the used server, close its sandbox, remove its report."""
+    """Kill the used server, close its sandbox (and the code's), remove its report."""
     try:
         await warm.server.kill()
     finally:
-        await warm.sandbox.close()
-        _rmtree(warm.report_dir)
-
-
-async def _wait_for(proc: SandboxProcess, word: str, *, timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    seen = b""
-    while word.encode() not in seen:
-        out, err, _ = proc.take_output()
-        seen += out
-        if proc.returncode is not None:
-            raise SandboxError(f"the pytest server exited: {(seen + err).decode()[-500:]}")
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise SandboxError("the pytest server did not start in time")
-        await proc.wait_output(min(left, 1.0))
+        try:
+            await warm.sandbox.close()
+        finally:
+            if warm.code is not None:
+                await warm.code.close()
+            _rmtree(warm.report_dir)
 
 
 async def _collect(proc: SandboxProcess, timeout_s: float, t0: float) -> ExecResult:

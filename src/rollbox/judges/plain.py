@@ -15,6 +15,7 @@ import datetime
 import decimal
 import enum
 import fractions
+import sys
 from typing import Any
 
 _EXACT = {
@@ -57,6 +58,11 @@ def plain(v: Any, _depth: int = 0) -> Any:
     if t in _EXACT:
         return v
     d = _depth + 1
+    remote = sys.modules.get("rollbox_judge_remote")
+    if remote is not None and isinstance(v, remote.Remote):
+        # an object of the code under test's own process: the plain value computed there (made
+        # plain again here, so that nothing but plain values is compared)
+        return plain(v._rb_plain(), d)
     if t is list or t is tuple:
         return t(plain(x, d) for x in v)
     if t in _DICTS:

@@ -17,6 +17,7 @@ from rollbox.judges.common import (
     scratch,
     tail,
 )
+from rollbox.judges.isolation import BASETEMP, CodeProcess, code_modules, remote_env
 from rollbox.judges.rewrite import rewrite
 from rollbox.sandbox.base import ExecResult, Mount, Sandbox, SandboxFactory
 from rollbox.tasks.loader import reference_changes
@@ -104,16 +105,37 @@ class TestJudge(Judge):
         report_dir: Path,
         token: str,
     ) -> ExecResult:
-        """The cold path: a fresh sandbox, and `python -m pytest` in it."""
+        """The cold path: a fresh sandbox, and `python -m pytest` in it (with the code under
+        test in a fresh sandbox of its own, unless the task runs it in-process)."""
         work = lay_out_candidate(task, changes, tmp / "work")
         jdir = judge_dir(task, tmp / "judge")
         mounts = {JUDGE: Mount(jdir), REPORT: Mount(report_dir, writable=True)}
-        sandbox = await sandboxes(work, mounts=mounts | environment.mounts())
-        async with sandbox:
-            j = sandbox.path(JUDGE)
-            cmd = "python -m pytest " + " ".join(shlex.quote(a) for a in pytest_args(j))
-            env = run_env(sandbox, environment, token) | start_env(sandbox, environment)
-            return await sandbox.exec(cmd, timeout_s=task.spec.limits.timeout_s, env=env)
+        mounts |= environment.mounts()
+        isolated = isolated_code(task)
+        code = (
+            await CodeProcess.start(sandboxes, work, environment, tmp / "code")
+            if isolated
+            else None
+        )
+        try:
+            sandbox = await sandboxes(work, mounts=mounts | (code.test_mounts() if code else {}))
+            async with sandbox:
+                j = sandbox.path(JUDGE)
+                args = pytest_args(j, isolated=isolated)
+                cmd = "python -m pytest " + " ".join(shlex.quote(a) for a in args)
+                env = run_env(sandbox, environment, token) | start_env(sandbox, environment)
+                if isolated:
+                    env |= remote_env(code_modules(work, jdir / "tests"))
+                return await sandbox.exec(cmd, timeout_s=task.spec.limits.timeout_s, env=env)
+        finally:
+            if code is not None:
+                await code.close()
+
+
+def isolated_code(task: Task) -> bool:
+    """Whether the task's code under test runs in a process (and sandbox) of its own."""
+    assert isinstance(task.spec.judge, PytestJudge)
+    return task.spec.judge.isolation == "process"
 
 
 def judge_dir(task: Task, dest: Path) -> Path:
@@ -127,14 +149,17 @@ def judge_dir(task: Task, dest: Path) -> Path:
     here = Path(__file__).parent
     (dest / f"{PLUGIN}.py").write_text((here / "pytest_report.py").read_text())
     (dest / "rollbox_judge_plain.py").write_text((here / "plain.py").read_text())
+    (dest / "rollbox_judge_remote.py").write_text((here / "remote.py").read_text())
     return dest
 
 
-def pytest_args(j: str) -> list[str]:
-    """pytest's arguments: the judge's ini and rootdir, its plugin, no cache. (Without the
+def pytest_args(j: str, *, isolated: bool) -> list[str]:
+    """pytest's arguments: the judge's ini and rootdir, its plugin, no cache; `tmp_path` where
+    the code under test's sandbox sees it too, when that is a sandbox of its own. (Without the
     terminal plugin it runs slower here, so the report's text is kept, though it decides
     nothing.)"""
-    return ["-q", "-p", "no:cacheprovider", "-p", PLUGIN,
+    basetemp = [f"--basetemp={BASETEMP}"] if isolated else []
+    return ["-q", "-p", "no:cacheprovider", "-p", PLUGIN, *basetemp,
             "-c", f"{j}/pytest.ini", f"--rootdir={j}/tests", f"{j}/tests"]  # fmt: skip
 
 

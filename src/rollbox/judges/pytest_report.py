@@ -2,9 +2,10 @@
 
 Standalone on purpose: it is copied next to the hidden tests and imports nothing of rollbox.
 It runs when pytest loads it, before any test or code under test is imported: it opens its
-report file, takes the run's token and the workspace's path out of the environment (so the code
-under test finds neither there), and only then puts the workspace on sys.path. Records without
-the token are ignored by the judge.
+report file, takes the run's token and the workspace's path out of the environment (so the
+code under test finds neither there), and only then puts the workspace on sys.path (or, when
+the code under test runs in a process of its own, installs the import hook that reaches it).
+Records without the token are ignored by the judge.
 """
 
 import json
@@ -16,10 +17,17 @@ _out: IO[str] | None = None
 _token = os.environ.pop("ROLLBOX_REPORT_TOKEN", "")
 _report = os.environ.pop("ROLLBOX_REPORT", "")
 _workdir = os.environ.pop("ROLLBOX_WORKDIR", "")
+_remote = os.environ.pop("ROLLBOX_REMOTE", "")
+_remote_modules = os.environ.pop("ROLLBOX_REMOTE_MODULES", "")
 if _report:
     # append mode: whatever else writes to the file cannot make our records land over its own
     _out = open(_report, "a", encoding="utf-8")  # noqa: SIM115
-if _workdir:
+if _remote:
+    # the code under test runs in a process of its own: its modules are proxies of that one's
+    import rollbox_judge_remote  # type: ignore[import-not-found]
+
+    rollbox_judge_remote.install(_remote, _remote_modules.split(","))
+elif _workdir:
     sys.path.insert(0, _workdir)
 
 

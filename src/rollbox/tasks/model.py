@@ -82,6 +82,14 @@ class PytestJudge(_Frozen):
         "PASS_TO_PASS); every other required test must fail there.",
     )
 
+    isolation: Literal["process", "in-process"] = Field(
+        "process",
+        description="Where the code under test runs: `process` (its own sandbox and process; "
+        "the hidden tests reach it through proxies and values cross as copies, so it cannot "
+        "patch pytest or read the tests) or `in-process` (imported into the pytest process, "
+        "for tests that need to share mutable objects with it; weaker against reward hacking).",
+    )
+
     @model_validator(mode="after")
     def _pass_to_pass_is_required(self) -> PytestJudge:
         extra = sorted(set(self.pass_to_pass) - set(self.required))
