@@ -6,7 +6,8 @@
                  applied, at their repository paths; test files the ids name that the patch does
                  not touch (at the base); and the `conftest.py` files above them
     solution/    `patch`, as `solution.diff`
-    [judge]      required = FAIL_TO_PASS + PASS_TO_PASS, pass_to_pass = PASS_TO_PASS
+    [judge]      required = FAIL_TO_PASS + PASS_TO_PASS, pass_to_pass = PASS_TO_PASS,
+                 isolation = "in-process" (a repository's tests use its internals directly)
 
 The pytest judge runs the hidden tests with `tests/` as its rootdir, so a test at the
 repository path `pkg/tests/test_x.py` has the node id `pkg/tests/test_x.py::test_a`, exactly
@@ -260,7 +261,9 @@ def instance_draft(item_value: Any, options: ImportOptions) -> TaskDraft:
         extra={
             "limits": {"timeout_s": TIMEOUT_S},
             "environment": {"python_packages": _packages(item)},
-            "judge": {"required": required, "pass_to_pass": p2p},
+            # a repository's tests reach deep into its internals (and sit beside its packages
+            # under tests/): the code runs in the tests' process
+            "judge": {"required": required, "pass_to_pass": p2p, "isolation": "in-process"},
         },
     )
     return TaskDraft(
