@@ -8,22 +8,29 @@
    each fast sample, so the figure is the latency of a warm verdict. Every pair of verdicts is
    compared outcome by outcome. Target: the fast path at least 4x faster at p50 (ratio <= 0.25),
    with identical verdicts.
-2. Verdict determinism: every bundled task's reference judged 20 times (3 with --quick); the
+2. The price of running the code under test in its own sandbox and process: a cold verdict of
+   the same task with `isolation = "process"` (the default) and `"in-process"`, interleaved.
+   No target; recorded so that the cost stays visible.
+3. Verdict determinism: every bundled task's reference judged 20 times (3 with --quick); the
    figure is the number of tasks whose verdicts disagree between runs. Target: 0.
 """
 
 from __future__ import annotations
 
 import asyncio
+import shutil
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 from rollbox.bench import Figure, p50
 from rollbox.judges import make_judge
 from rollbox.judges.fastpath import FastTestJudge
 from rollbox.judges.judgement import _consistent
 from rollbox.sandbox import BwrapConfig, Factory
-from rollbox.tasks import load_tasks, reference_changes
+from rollbox.tasks import load_task, load_tasks, reference_changes
+from rollbox.tasks.model import PytestJudge
 
 TASK = "feature-is-even"
 
@@ -75,6 +82,41 @@ async def _latency(quick: bool) -> list[Figure]:
     ]
 
 
+async def _isolation_cost(quick: bool) -> list[Figure]:
+    """A cold verdict with the code under test in its own sandbox and process (the default)
+    against the same task run in-process, interleaved in the same run: the price of the
+    isolation (a second sandbox, a second interpreter, a round trip per operation)."""
+    sandboxes = Factory(BwrapConfig())
+    task = load_tasks("bundled").get(TASK)
+    with tempfile.TemporaryDirectory(prefix="rollbox-bench-") as tmp:
+        copy = Path(tmp) / TASK
+        shutil.copytree(task.root, copy)
+        toml = (copy / "task.toml").read_text()
+        (copy / "task.toml").write_text(toml + '\nisolation = "in-process"\n')
+        in_process = load_task(copy)
+        assert isinstance(in_process.spec.judge, PytestJudge)
+        assert in_process.spec.judge.isolation == "in-process"
+        times: dict[str, list[float]] = {"process": [], "in-process": []}
+        for t in (task, in_process):  # warm both up (and the expected ids)
+            await make_judge(t).judge(t, reference_changes(t), sandboxes)
+        for _ in range(4 if quick else 12):
+            for key, t in (("process", task), ("in-process", in_process)):
+                t0 = time.perf_counter()
+                v = await make_judge(t).judge(t, reference_changes(t), sandboxes)
+                times[key].append(time.perf_counter() - t0)
+                assert v.passed, v.diagnostics
+    return [
+        Figure.make(
+            "judge",
+            f"cold verdict, code under test in its own process, {TASK}, p50",
+            p50(times["process"]) * 1000,
+            "ms",
+            baseline="the same task with isolation = in-process, p50",
+            baseline_value=p50(times["in-process"]) * 1000,
+        )
+    ]
+
+
 async def _determinism(quick: bool) -> list[Figure]:
     sandboxes = Factory(BwrapConfig())
     tasks = list(load_tasks("bundled"))
@@ -106,4 +148,8 @@ async def _determinism(quick: bool) -> list[Figure]:
 
 
 def run(quick: bool) -> list[Figure]:
-    return asyncio.run(_latency(quick)) + asyncio.run(_determinism(quick))
+    return (
+        asyncio.run(_latency(quick))
+        + asyncio.run(_isolation_cost(quick))
+        + asyncio.run(_determinism(quick))
+    )

@@ -504,6 +504,11 @@ def _print_judgement(result: Any) -> None:
         detail = o.detail.strip().splitlines()[-1][:120] if o.detail.strip() else ""
         table.add_row(o.name, f"[{colour}]{o.status}", detail)
     out.print(table)
+    if v.meta.get("isolation") == "in-process":
+        out.print(
+            "[yellow]the code under test ran in the tests' own process[/yellow] "
+            "(isolation = in-process: weaker against reward hacking)"
+        )
     for f in result.findings:
         out.print(f"[red]tampering[/red] {f.path}: {f.kind} ({f.detail})", highlight=False)
     if result.disagreements:

@@ -100,6 +100,21 @@ def test_rollbox_judge_pays_the_reference_and_not_the_start_or_a_planted_conftes
     assert [t["path"] for t in data["tampering"]] == ["conftest.py"]
 
 
+def test_rollbox_judge_says_when_the_code_ran_in_the_tests_process(tmp_path: Path) -> None:
+    """The verdict records where the code under test ran; the command warns about the weaker
+    opt-out and says nothing for the default."""
+    for task_id, isolation in (
+        ("bugfix-config-profile-leak", "in-process"),
+        ("feature-is-even", "process"),
+    ):
+        task = BUNDLED.get(task_id)
+        ref = materialize(task, tmp_path / task_id, reference=True)
+        data = json.loads(_rollbox("judge", str(task.root), str(ref), "--json").stdout)
+        assert data["verdict"]["meta"]["isolation"] == isolation
+        res = _rollbox("judge", str(task.root), str(ref))
+        assert ("ran in the tests' own process" in res.stdout) == (isolation == "in-process")
+
+
 def test_rollbox_judge_bad_input(tmp_path: Path) -> None:
     res = _rollbox("judge", str(tmp_path), str(tmp_path))
     assert res.returncode == 2 and "task.toml" in res.stderr and "Traceback" not in res.stderr

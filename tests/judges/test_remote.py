@@ -288,3 +288,12 @@ def test_code_modules_leave_out_test_and_judge_names(tmp_path: Path) -> None:
         (ws / rel).write_text("")
     (tests / "helper.py").write_text("")
     assert code_modules(ws, tests) == ["calc", "pkg"]
+
+
+def test_star_import_and_module_attributes(served: Callable[[str], ModuleType]) -> None:
+    calc = served("calc")
+    names = calc.__all__  # calc.py has no __all__: its public names, as `import *` takes them
+    assert "parse" in names and "Box" in names and not any(n.startswith("_") for n in names)
+    assert not hasattr(calc, "__path__"), "a module, not a package"
+    calc.answer = 42
+    assert calc.echo(calc.answer) == 42

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from rollbox.judges.base import Changes
 from rollbox.judges.common import TaskEnvironment
-from rollbox.judges.isolation import CodeProcess, code_modules, remote_env, wait_for
+from rollbox.judges.isolation import CodeProcess, basetemp, code_modules, remote_env, wait_for
 from rollbox.judges.pytest_judge import (
     JUDGE,
     REPORT,
@@ -137,7 +137,8 @@ class FastTestJudge(TestJudge):
                 try:
                     sandbox = await self._sandboxes(task.workspace_dir, mounts=mounts)
                     try:
-                        args = json.dumps(pytest_args(sandbox.path(JUDGE), isolated=isolated))
+                        temp = basetemp(sandbox) if isolated else None
+                        args = json.dumps(pytest_args(sandbox.path(JUDGE), basetemp=temp))
                         server = await sandbox.spawn(
                             ["python", "-c", SERVER, args], env=start_env(sandbox, environment)
                         )
@@ -181,7 +182,7 @@ class FastTestJudge(TestJudge):
                         await box.write_file(rel, data)
             if warm.code is not None:
                 tests = self._pools[task.key][1] / "judge" / "tests"
-                env |= remote_env(code_modules(warm.code.sandbox.workspace, tests))
+                env |= remote_env(sandbox, code_modules(warm.code.sandbox.workspace, tests))
             request = {"env": env, "cwd": sandbox.workdir}
             await warm.server.write((json.dumps(request) + "\n").encode())
             res = await _collect(warm.server, task.spec.limits.timeout_s, t0)

@@ -22,9 +22,7 @@ from rollbox.sandbox.base import Mount, Sandbox, SandboxFactory, SandboxProcess
 
 REMOTE = "/rollbox/remote"  # in the candidate's sandbox: the server's files, read-only
 CHANNEL = "/rollbox/channel"  # in both: the socket's directory
-SOCKET = f"{CHANNEL}/code.sock"
 SHARED_TMP = "/rollbox/tmp"  # in both: pytest's basetemp
-BASETEMP = f"{SHARED_TMP}/pytest"
 SERVER = "rollbox_judge_remote.py"
 # never served from the candidate's process: pytest's and the judge's own names
 _NEVER = {"conftest", "pytest", "_pytest", "pluggy", "py"}
@@ -67,9 +65,19 @@ def code_modules(workspace: Path, tests: Path) -> list[str]:
     )
 
 
-def remote_env(modules: list[str]) -> dict[str, str]:
+def socket_path(sandbox: Sandbox) -> str:
+    """The server's socket, as commands in `sandbox` (either one) see it."""
+    return f"{sandbox.path(CHANNEL)}/code.sock"
+
+
+def basetemp(sandbox: Sandbox) -> str:
+    """pytest's basetemp, as commands in `sandbox` (either one) see it."""
+    return f"{sandbox.path(SHARED_TMP)}/pytest"
+
+
+def remote_env(sandbox: Sandbox, modules: list[str]) -> dict[str, str]:
     """What the judge's plugin reads in the test sandbox to reach the candidate's process."""
-    return {"ROLLBOX_REMOTE": SOCKET, "ROLLBOX_REMOTE_MODULES": ",".join(modules)}
+    return {"ROLLBOX_REMOTE": socket_path(sandbox), "ROLLBOX_REMOTE_MODULES": ",".join(modules)}
 
 
 class CodeProcess:
@@ -93,10 +101,8 @@ class CodeProcess:
         server's files, the socket's directory and the shared temporary directory); with
         `wait`, once it listens. (The test side waits for the socket to appear, so the tests
         may start meanwhile; `started()` then says whether it ever did.)"""
-        (root / "channel").mkdir(parents=True)
-        (root / "tmp").mkdir()
-        for d in (root, root / "channel"):
-            d.chmod(0o755)
+        if not (root / "channel").is_dir():
+            cls.prepare(root)
         mounts = {
             REMOTE: Mount(server_files(root / "remote")),
             CHANNEL: Mount(root / "channel", writable=True),
@@ -108,7 +114,7 @@ class CodeProcess:
                 "PYTHONPATH": environment.pythonpath(sandbox),
                 "PYTHONDONTWRITEBYTECODE": "1",
             }
-            argv = ["python", f"{sandbox.path(REMOTE)}/{SERVER}", "serve", sandbox.path(SOCKET)]
+            argv = ["python", f"{sandbox.path(REMOTE)}/{SERVER}", "serve", socket_path(sandbox)]
             code = cls(sandbox, await sandbox.spawn(argv, env=env), root)
             if wait:
                 await code.started()
@@ -125,18 +131,29 @@ class CodeProcess:
             await wait_for(self.server, "ready", timeout_s=timeout_s, what=what)
             self._ready = True
 
+    @staticmethod
+    def prepare(root: Path) -> dict[str, Mount]:
+        """Make `root`'s directories (before either sandbox starts); return what the test
+        sandbox mounts to reach the code's: the socket's directory (read-only), tmp_path."""
+        (root / "channel").mkdir(parents=True)
+        (root / "tmp").mkdir()
+        for d in (root, root / "channel"):
+            d.chmod(0o755)
+        return _test_mounts(root)
+
     def test_mounts(self) -> dict[str, Mount]:
-        """What the test sandbox mounts to reach this one: the socket (read-only), tmp_path."""
-        return {
-            CHANNEL: Mount(self.root / "channel"),
-            SHARED_TMP: Mount(self.root / "tmp", writable=True),
-        }
+        """What the test sandbox mounts to reach this one (see `prepare`)."""
+        return _test_mounts(self.root)
 
     async def close(self) -> None:
         try:
             await self.server.kill()
         finally:
             await self.sandbox.close()
+
+
+def _test_mounts(root: Path) -> dict[str, Mount]:
+    return {CHANNEL: Mount(root / "channel"), SHARED_TMP: Mount(root / "tmp", writable=True)}
 
 
 async def wait_for(proc: SandboxProcess, word: str, *, timeout_s: float, what: str) -> None:

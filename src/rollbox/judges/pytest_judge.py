@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import shlex
@@ -17,7 +18,7 @@ from rollbox.judges.common import (
     scratch,
     tail,
 )
-from rollbox.judges.isolation import BASETEMP, CodeProcess, code_modules, remote_env
+from rollbox.judges.isolation import CodeProcess, basetemp, code_modules, remote_env
 from rollbox.judges.rewrite import rewrite
 from rollbox.sandbox.base import ExecResult, Mount, Sandbox, SandboxFactory
 from rollbox.tasks.loader import reference_changes
@@ -92,7 +93,10 @@ class TestJudge(Judge):
             diagnostics=diagnostics,
             wall_s=time.monotonic() - t0,
             cpu_s=res.cpu_s,
-            meta={"tampering": [forged]} if forged else {},
+            meta={
+                "isolation": "process" if isolated_code(task) else "in-process",
+                **({"tampering": [forged]} if forged else {}),
+            },
         )
 
     async def _execute(
@@ -106,30 +110,47 @@ class TestJudge(Judge):
         token: str,
     ) -> ExecResult:
         """The cold path: a fresh sandbox, and `python -m pytest` in it (with the code under
-        test in a fresh sandbox of its own, unless the task runs it in-process)."""
+        test in a fresh sandbox of its own, started at the same time, unless the task runs it
+        in-process)."""
         work = lay_out_candidate(task, changes, tmp / "work")
         jdir = judge_dir(task, tmp / "judge")
         mounts = {JUDGE: Mount(jdir), REPORT: Mount(report_dir, writable=True)}
         mounts |= environment.mounts()
         isolated = isolated_code(task)
-        code = (
-            await CodeProcess.start(sandboxes, work, environment, tmp / "code")
-            if isolated
-            else None
+
+        async def run_pytest(sandbox: Sandbox) -> ExecResult:
+            j = sandbox.path(JUDGE)
+            args = pytest_args(j, basetemp=basetemp(sandbox) if isolated else None)
+            cmd = "python -m pytest " + " ".join(shlex.quote(a) for a in args)
+            env = run_env(sandbox, environment, token) | start_env(sandbox, environment)
+            if isolated:
+                env |= remote_env(sandbox, code_modules(work, jdir / "tests"))
+            return await sandbox.exec(cmd, timeout_s=task.spec.limits.timeout_s, env=env)
+
+        if not isolated:
+            async with await sandboxes(work, mounts=mounts) as sandbox:
+                return await run_pytest(sandbox)
+        root = tmp / "code"
+        made = await asyncio.gather(
+            CodeProcess.start(sandboxes, work, environment, root, wait=False),
+            sandboxes(work, mounts=mounts | CodeProcess.prepare(root)),
+            return_exceptions=True,
         )
+        failed = [x for x in made if isinstance(x, BaseException)]
+        if failed:
+            for x in made:
+                if not isinstance(x, BaseException):
+                    await x.close()
+            raise failed[0]
+        code, box = made
+        assert isinstance(code, CodeProcess) and isinstance(box, Sandbox)
         try:
-            sandbox = await sandboxes(work, mounts=mounts | (code.test_mounts() if code else {}))
-            async with sandbox:
-                j = sandbox.path(JUDGE)
-                args = pytest_args(j, isolated=isolated)
-                cmd = "python -m pytest " + " ".join(shlex.quote(a) for a in args)
-                env = run_env(sandbox, environment, token) | start_env(sandbox, environment)
-                if isolated:
-                    env |= remote_env(code_modules(work, jdir / "tests"))
-                return await sandbox.exec(cmd, timeout_s=task.spec.limits.timeout_s, env=env)
+            async with box:
+                res = await run_pytest(box)
+            await code.started(timeout_s=5)  # never up: the machinery failed, not the code
+            return res
         finally:
-            if code is not None:
-                await code.close()
+            await code.close()
 
 
 def isolated_code(task: Task) -> bool:
@@ -153,13 +174,13 @@ def judge_dir(task: Task, dest: Path) -> Path:
     return dest
 
 
-def pytest_args(j: str, *, isolated: bool) -> list[str]:
+def pytest_args(j: str, *, basetemp: str | None) -> list[str]:
     """pytest's arguments: the judge's ini and rootdir, its plugin, no cache; `tmp_path` where
     the code under test's sandbox sees it too, when that is a sandbox of its own. (Without the
     terminal plugin it runs slower here, so the report's text is kept, though it decides
     nothing.)"""
-    basetemp = [f"--basetemp={BASETEMP}"] if isolated else []
-    return ["-q", "-p", "no:cacheprovider", "-p", PLUGIN, *basetemp,
+    temp = [f"--basetemp={basetemp}"] if basetemp else []
+    return ["-q", "-p", "no:cacheprovider", "-p", PLUGIN, *temp,
             "-c", f"{j}/pytest.ini", f"--rootdir={j}/tests", f"{j}/tests"]  # fmt: skip
 
 

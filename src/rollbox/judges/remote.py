@@ -359,15 +359,28 @@ class RemoteMethod:
         return f"<remote method {self._rb_self._rb_type}.{self._rb_name}>"
 
 
+# a module's attributes that the import system (and pytest) own, or probe to decide what a
+# module is: never asked of the other process
+_MODULE_LOCAL = {"__spec__", "__loader__", "__path__", "__file__", "__cached__", "__package__",
+                 "__name__", "__builtins__", "__dict__", "__class__", "__getattr__",
+                 "__dir__"}  # fmt: skip
+
+
 class RemoteModule(types.ModuleType):
     """A module of the other process: attributes are fetched from (and set) there."""
 
     _rb_remote: Remote
 
     def __getattr__(self, name: str) -> Any:
-        if (name.startswith("__") and name.endswith("__")) or name.startswith("_rb_"):
+        if name in _MODULE_LOCAL or name in _LOCAL_ONLY or name.startswith(("_rb_", "_pytest")):
             raise AttributeError(name)
-        return self.__dict__["_rb_remote"]._rb("getattr", name)
+        remote = self.__dict__["_rb_remote"]
+        if name == "__all__":  # `from m import *`: its __all__, or its public names
+            try:
+                return remote._rb("getattr", name)
+            except AttributeError:
+                return [n for n in remote._rb("dir") if isinstance(n, str) and n[:1] != "_"]
+        return remote._rb("getattr", name)
 
     def __setattr__(self, name: str, value: Any) -> None:
         # the import system's own bookkeeping (and submodules, set on their parent) stay here
