@@ -44,6 +44,7 @@ EXIT_MARK = "__ROLLBOX_PYTEST_EXIT__"
 SERVER = f"""
 import importlib, json, os, sys
 import pytest, _pytest.config as pc
+import rollbox_judge_plain, rollbox_judge_remote  # the judge's helpers (standard library only)
 ARGS = json.loads(sys.argv[1])
 try:  # what pytest.main does first, done ahead with the very arguments of the coming run
     initial = pc.get_config(ARGS, None, prog="pytest.main()")
