@@ -45,7 +45,7 @@ FORGED_REPLIES = {
     "every-result-true": "lambda self, v, depth=0: True",
     "every-result-an-object-of-the-tests": 'lambda self, v, depth=0: {"$t": "yours", "id": 1}',
     "every-result-a-builtin-function": 'lambda self, v, depth=0: {"$t": "builtin", "v": "eval"}',
-    "every-result-an-exit": 'lambda self, v, depth=0: {"$t": "exc", "exit": True, "str": ""}',
+    "every-result-an-exit": 'lambda self, v, depth=0: {"$t": "exc", "own": "RemoteExit"}',
     "every-result-a-method-of-nothing": (
         'lambda self, v, depth=0: {"$t": "method", "obj": True, "name": "x"}'
     ),

@@ -121,6 +121,10 @@ def leave():
     sys.exit(0)
 
 
+def big(n):
+    return "x" * n
+
+
 def tests_on_disk():
     return os.path.exists("/rollbox/judge/tests")
 """
@@ -297,3 +301,14 @@ def test_star_import_and_module_attributes(served: Callable[[str], ModuleType]) 
     assert not hasattr(calc, "__path__"), "a module, not a package"
     calc.answer = 42
     assert calc.echo(calc.answer) == 42
+
+
+def test_messages_over_the_size_limit_are_errors_both_ways(
+    served: Callable[[str], ModuleType],
+) -> None:
+    calc = served("calc")
+    with pytest.raises(remote.RemoteError, match="over the limit"):
+        calc.echo("x" * (remote.MAX_MESSAGE + 10))  # the request
+    with pytest.raises(remote.RemoteError, match="over the limit"):
+        calc.big(remote.MAX_MESSAGE + 10)  # the reply
+    assert calc.echo("still here") == "still here"

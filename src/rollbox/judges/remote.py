@@ -74,6 +74,9 @@ class RemoteExit(Exception):
     """The code under test raised SystemExit, KeyboardInterrupt or GeneratorExit in a call."""
 
 
+_OWN: dict[str, type[Exception]] = {c.__name__: c for c in (RemoteError, RemoteDied, RemoteExit)}
+
+
 # ---- framing --------------------------------------------------------------------------------
 
 
@@ -487,9 +490,9 @@ def _exception_class(remote: Remote, v: dict[str, Any], bases: tuple[Any, ...]) 
 
 
 class Peer:
-    """One end of the connection. `trusted` peers (the server side) serve any request from the
-    test process; the test process serves the candidate's only the safe operations on objects
-    it handed over."""
+    """One end of the connection. The server's end (`serve_everything`) serves any request of
+    the test process; the test process's end serves the candidate's process only the safe
+    operations (`_SAFE_OPS`, `check`) on objects it handed over."""
 
     def __init__(self, sock: socket.socket, *, serve_everything: bool) -> None:
         self.sock = sock
@@ -603,8 +606,10 @@ class Peer:
     def encode_exception(self, e: BaseException, depth: int = 0) -> Any:
         cls: Any = type(e)
         if cls in (SystemExit, KeyboardInterrupt, GeneratorExit):
-            # never an exit or an interrupt of the other process: its own RemoteExit there
-            return {"$t": "exc", "exit": True, "str": f"the code under test raised {e!r}"}
+            # never an exit or an interrupt of the other process: a RemoteExit there
+            return {"$t": "exc", "own": "RemoteExit", "str": f"the code under test raised {e!r}"}
+        if cls in _OWN.values():  # this module's own errors arrive as the other side's own
+            return {"$t": "exc", "own": cls.__name__, "str": str(e)}
         try:
             args = self.encode(list(e.args), depth + 1)
         except Exception:
@@ -724,8 +729,9 @@ class Peer:
         return obj
 
     def decode_exception(self, v: dict[str, Any], depth: int) -> BaseException:
-        if v.get("exit"):
-            return RemoteExit(str(v.get("str", "")))
+        own = _OWN.get(str(v.get("own")))
+        if own is not None:
+            return own(str(v.get("str", "")))
         cls = self.decode(v["cls"], depth + 1)
         if not (isinstance(cls, type) and issubclass(cls, BaseException)):
             cls = RemoteError
@@ -796,7 +802,10 @@ class Peer:
                 out = {"p": q, "e": self.encode_exception(e)}
             except Exception as e2:
                 out = {"p": q, "e": self.encode_exception(RemoteError(repr(e2)))}
-        _send(self.sock, out)
+        try:
+            _send(self.sock, out)
+        except RemoteError as e:  # a reply over the size limit: the error goes back instead
+            _send(self.sock, {"p": q, "e": self.encode_exception(e)})
 
     def perform(self, op: str, args: list[Any]) -> Any:
         if not self.serve_everything:
