@@ -7,11 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from rollbox.errors import SandboxError
 from rollbox.judges import (
     OutcomeStatus,
     VerdictStatus,
     changes_between,
     check_reference,
+    isolation,
     make_judge,
 )
 from rollbox.sandbox import BwrapConfig, Factory
@@ -266,3 +268,26 @@ async def test_a_task_that_names_packages_is_judged_with_its_image(
     check = await check_reference(task, SANDBOXES)
     assert check.ok, check.problems
     assert check.reference.n_passed == 1
+
+
+async def test_a_code_server_that_ends_before_the_tests_reach_it_is_undecided(
+    make_task: MakeTask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The machinery's failure, not the candidate's (none of its code ran): no verdict, not a
+    zero. The server here listens, says it is ready, and exits at once."""
+    real = isolation.server_files
+
+    def dying_server(dest: Path) -> Path:
+        real(dest)
+        (dest / isolation.SERVER).write_text(
+            "import socket, sys\ns = socket.socket(socket.AF_UNIX)\ns.bind(sys.argv[2])\n"
+            "s.listen(1)\nprint('ready', flush=True)\n"
+        )
+        return dest
+
+    task = load_task(make_task())
+    judge = make_judge(task)
+    assert (await judge.judge(task, reference_changes(task), SANDBOXES)).passed
+    monkeypatch.setattr(isolation, "server_files", dying_server)
+    with pytest.raises(SandboxError, match="ended before the tests reached it"):
+        await judge.judge(task, reference_changes(task), SANDBOXES)

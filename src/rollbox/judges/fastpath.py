@@ -187,6 +187,8 @@ class FastTestJudge(TestJudge):
             request = {"env": env, "cwd": sandbox.workdir}
             await warm.server.write((json.dumps(request) + "\n").encode())
             res = await _collect(warm.server, task.spec.limits.timeout_s, t0)
+            if warm.code is not None:
+                warm.code.check_reached()
             # the run's report: where the cold path would have it
             src = warm.report_dir / "report.jsonl"
             if src.is_file():

@@ -85,7 +85,7 @@ class CodeProcess:
 
     def __init__(self, sandbox: Sandbox, server: SandboxProcess, root: Path) -> None:
         self.sandbox, self.server, self.root = sandbox, server, root
-        self._ready = False
+        self._head = b""  # the start of the server's output: its "ready", its "connected"
 
     @classmethod
     async def start(
@@ -123,13 +123,29 @@ class CodeProcess:
             raise
         return code
 
+    def _says(self, word: bytes) -> bool:
+        out, _, _ = self.server.take_output()
+        if len(self._head) < 64:
+            self._head = (self._head + out)[:64]
+        return word + b"\n" in self._head
+
     async def started(self, timeout_s: float = 60) -> None:
         """Return once the server has said it listens; SandboxError if it exited or never
         did (the judge's machinery failed, not the candidate: its code is not loaded yet)."""
-        if not self._ready:
-            what = "the code under test's server"
-            await wait_for(self.server, "ready", timeout_s=timeout_s, what=what)
-            self._ready = True
+        deadline = time.monotonic() + timeout_s
+        while not self._says(b"ready"):
+            if self.server.returncode is not None:
+                raise SandboxError(f"the code under test's server exited: {self._head!r}")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise SandboxError("the code under test's server did not start in time")
+            await self.server.wait_output(min(left, 1.0))
+
+    def check_reached(self) -> None:
+        """After the tests: SandboxError if the server ended before the tests reached it (then
+        no code of the candidate's ran, and whatever failed is the machinery's doing)."""
+        if not self._says(b"connected") and self.server.returncode is not None:
+            raise SandboxError("the code under test's server ended before the tests reached it")
 
     @staticmethod
     def prepare(root: Path) -> dict[str, Mount]:

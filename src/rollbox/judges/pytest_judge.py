@@ -148,6 +148,7 @@ class TestJudge(Judge):
             async with box:
                 res = await run_pytest(box)
             await code.started(timeout_s=5)  # never up: the machinery failed, not the code
+            code.check_reached()
             return res
         finally:
             await code.close()

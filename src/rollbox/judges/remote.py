@@ -586,6 +586,9 @@ class Peer:
     def encode_ref(self, v: Any) -> Any:
         if not self.serve_everything and isinstance(v, types.ModuleType):
             raise TypeError("a module of the test process cannot be handed to the code under test")
+        known = self.export_ids.get(id(v))
+        if known is not None:  # sent before: the other side has its proxy already
+            return {"$t": "ref", "id": known}
         out: dict[str, Any] = {"$t": "ref", "id": self.export(v), "type": _type_name(type(v))}
         if isinstance(v, types.ModuleType):
             out["kind"] = "module"
@@ -942,7 +945,7 @@ def connect(path: str, *, wait_s: float = 30.0) -> Peer:
         try:
             sock.connect(path)
             break
-        except (FileNotFoundError, ConnectionRefusedError) as e:
+        except FileNotFoundError as e:  # not listening yet (refused: it listened, and ended)
             sock.close()
             if time.monotonic() > deadline:
                 raise RemoteDied(f"cannot reach the code under test's process: {e}") from None
@@ -1011,6 +1014,7 @@ def serve(path: str) -> None:
     print("ready", flush=True)
     conn, _ = listener.accept()
     listener.close()
+    print("connected", flush=True)  # (before any code of the candidate's is imported)
     peer = Peer(conn, serve_everything=True)
     peer.thread = threading.get_ident()
     with contextlib.suppress(RemoteDied):
