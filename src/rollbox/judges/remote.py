@@ -44,6 +44,7 @@ import fractions
 import importlib
 import importlib.abc
 import importlib.machinery
+import io
 import json
 import operator
 import os
@@ -87,22 +88,19 @@ def _send(sock: socket.socket, obj: Any) -> None:
     sock.sendall(struct.pack(">I", len(data)) + data)
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
-        if not chunk:
-            raise RemoteDied("the code under test's process is gone (connection closed)")
-        buf += chunk
-    return bytes(buf)
+def _recv_exact(reader: io.BufferedReader, n: int) -> bytes:
+    data = reader.read(n)
+    if len(data) < n:
+        raise RemoteDied("the code under test's process is gone (connection closed)")
+    return data
 
 
-def _recv(sock: socket.socket) -> Any:
-    (n,) = struct.unpack(">I", _recv_exact(sock, 4))
+def _recv(reader: io.BufferedReader) -> Any:
+    (n,) = struct.unpack(">I", _recv_exact(reader, 4))
     if n > MAX_MESSAGE:
         raise RemoteError(f"message of {n} bytes is over the limit of {MAX_MESSAGE}")
     try:
-        return json.loads(_recv_exact(sock, n))
+        return json.loads(_recv_exact(reader, n))
     except ValueError as e:
         raise RemoteError(f"malformed message: {e}") from None
 
@@ -496,6 +494,7 @@ class Peer:
 
     def __init__(self, sock: socket.socket, *, serve_everything: bool) -> None:
         self.sock = sock
+        self.reader = sock.makefile("rb")  # one read for a header and its message, mostly
         self.serve_everything = serve_everything
         self.exports: dict[int, Any] = {}  # our objects the other side holds, by id
         self.export_ids: dict[int, int] = {}  # id(obj) -> export id
@@ -778,7 +777,7 @@ class Peer:
         """Serve the other side's requests until the reply to ours (`rid`) arrives."""
         while True:
             try:
-                msg = _recv(self.sock)
+                msg = _recv(self.reader)
             except (RemoteError, OSError) as e:
                 self.dead = e
                 raise RemoteDied(f"the code under test's process is gone: {e}") from None
