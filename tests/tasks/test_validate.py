@@ -161,8 +161,9 @@ async def test_a_good_task_passes_with_every_run_counted(make_task: MakeTask) ->
     r = await validate_task(task, SANDBOXES, repeat=3)
     assert r.ok, reasons(r)
     assert r.id == task.id and r.version == task.version and r.quarantined == ()
-    # 3 reference + 3 start runs, and the exit-0 exploit (the only one left to judge)
-    assert r.runs == 7
+    # 3 reference + 3 start runs, the start once more with the code in the tests' process, and
+    # the exit-0 exploit (the only one left to judge)
+    assert r.runs == 8
     assert 0 < r.max_wall_s <= r.limit_s == 60
     paid = {e.name: (e.total, e.judged) for e in r.exploits}
     assert paid == {
@@ -200,6 +201,37 @@ async def test_a_start_that_already_passes_is_caught(make_task: MakeTask) -> Non
         x.startswith("start already passes every required test") and "test_calc.py::test_small" in x
         for x in r.reasons
     ), reasons(r)
+
+
+ALIASING = {
+    "workspace": {"stack.py": "_items = []\n\n\ndef items():\n    return _items\n"},
+    "solution": {"stack.py": "_items = []\n\n\ndef items():\n    return list(_items)\n"},
+    "tests": {
+        "test_stack.py": "from stack import items\n\n\n"
+        "def test_starts_empty():\n    assert items() == []\n\n\n"
+        "def test_callers_cannot_change_the_stack():\n"
+        "    items().append(1)\n    assert items() == []\n"
+    },
+}
+
+
+@pytest.mark.parametrize("isolation", ["process", "in-process"])
+async def test_a_test_that_only_isolation_lets_pass_at_the_start_is_caught(
+    make_task: MakeTask, isolation: str
+) -> None:
+    """The bug is aliasing (the module hands out its own list); in the code's own process the
+    caller's append lands on a copy, so the start passes the test that should catch it."""
+    extra = f'isolation = "{isolation}"\n' if isolation == "in-process" else ""
+    task = load_task(
+        make_task("feature-stack", toml=toml("feature-stack", judge=extra), **ALIASING)
+    )
+    r = await validate_task(task, SANDBOXES, repeat=1)
+    sensitive = [x for x in r.reasons if "only with the code in its own process" in x]
+    if isolation == "process":
+        assert sensitive and "test_stack.py::test_callers_cannot_change_the_stack" in sensitive[0]
+        assert "test_starts_empty" not in sensitive[0], reasons(r)
+    else:
+        assert r.ok and not sensitive, reasons(r)
 
 
 async def test_a_reference_that_fails_is_caught_per_test(make_task: MakeTask) -> None:

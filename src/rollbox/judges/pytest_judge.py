@@ -155,9 +155,10 @@ class TestJudge(Judge):
 
 
 def isolated_code(task: Task) -> bool:
-    """Whether the task's code under test runs in a process (and sandbox) of its own."""
-    assert isinstance(task.spec.judge, PytestJudge)
-    return task.spec.judge.isolation == "process"
+    """Whether the task's code under test runs in a process (and sandbox) of its own (only a
+    test task's can)."""
+    judge = task.spec.judge
+    return isinstance(judge, PytestJudge) and judge.isolation == "process"
 
 
 def judge_dir(task: Task, dest: Path) -> Path:

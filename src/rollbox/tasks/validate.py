@@ -27,6 +27,10 @@ reason per problem found:
   again. Any reward above 0 (or any correctness) rejects the task.
 - **the reference is paid**: the integrity check drops nothing of the reference.
 - **git history**: the workspace's history holds nothing newer than its base.
+- **isolation hides nothing**: for a test task whose code runs in its own process (the
+  default), the start is judged once more with the code in the tests' process; a test that
+  passes at the start only in its own process checks what copies cannot show (aliasing between
+  the tests and the code, say), and the task must say `isolation = "in-process"`.
 - **no near-duplicate across splits**: an eval task whose text nearly equals a train task's
   (rollbox.tasks.dedup) is rejected, naming the train task and the similarity.
 
@@ -63,7 +67,7 @@ from rollbox.judges.fastpath import FastTestJudge
 from rollbox.judges.history import git_leaks
 from rollbox.judges.integrity import allowed, check
 from rollbox.judges.judgement import judge_changes
-from rollbox.judges.pytest_judge import TestJudge
+from rollbox.judges.pytest_judge import TestJudge, isolated_code
 from rollbox.judges.reward import Reward, aggregate
 from rollbox.sandbox.base import SandboxFactory
 from rollbox.tasks.dedup import DEFAULT_THRESHOLD, find_near_duplicates
@@ -311,6 +315,27 @@ class _Findings:
         )
 
 
+async def _isolation_sensitive(
+    task: Task, sandboxes: SandboxFactory, start: Verdict, flaky: Iterable[str]
+) -> tuple[list[str], Verdict]:
+    """Tests that pass at the start only because the code runs in its own process: judged once
+    with the code in the tests' process, they fail (a copy hid what they check). Returns the
+    reason, if any, and that run."""
+    assert isinstance(task.spec.judge, PytestJudge)
+    judge_cfg = task.spec.judge.model_copy(update={"isolation": "in-process"})
+    same = task.model_copy(update={"spec": task.spec.model_copy(update={"judge": judge_cfg})})
+    verdict = await make_judge(same).judge(same, {}, sandboxes)
+    failing = {o.name for o in verdict.outcomes if not o.passed} - set(flaky)
+    hidden = sorted(o.name for o in start.outcomes if o.passed and o.name in failing)
+    if not verdict.decided or not hidden:
+        return [], verdict
+    why = (
+        f"passes at the start only with the code in its own process: {_name_list(hidden)} "
+        '(values cross as copies there; tests that check aliasing need isolation = "in-process")'
+    )
+    return [why], verdict
+
+
 def _reference_problems(f: _Findings, runs: Sequence[Verdict]) -> None:
     if not runs:
         return
@@ -474,6 +499,10 @@ async def validate_task(
         consistent = len(start) == len(done.start) and not any(
             0 < n < len(start) for n in _tally(start).values()
         )
+        if start and consistent and isolated_code(task):
+            hidden, in_process = await _isolation_sensitive(task, sandboxes, start[0], f.flaky)
+            f.reasons += hidden
+            runs.append(in_process)
         for name, changes in cheats:
             if name in done.exploits:
                 result, exploit_runs = done.exploits[name]
