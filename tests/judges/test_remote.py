@@ -6,6 +6,7 @@ sandbox) serves a small workspace written here; this test process plays the hidd
 
 from __future__ import annotations
 
+import concurrent.futures
 import datetime
 import decimal
 import fractions
@@ -312,3 +313,15 @@ def test_messages_over_the_size_limit_are_errors_both_ways(
     with pytest.raises(remote.RemoteError, match="over the limit"):
         calc.big(remote.MAX_MESSAGE + 10)  # the reply
     assert calc.echo("still here") == "still here"
+
+
+def test_the_code_is_used_from_one_thread_only(served: Callable[[str], ModuleType]) -> None:
+    """Calls from another thread are refused (serializing them would hide the concurrency a
+    threaded test means to exercise)."""
+    calc = served("calc")
+    with (
+        concurrent.futures.ThreadPoolExecutor(1) as pool,
+        pytest.raises(RuntimeError, match="in-process"),
+    ):
+        pool.submit(calc.echo, 1).result()
+    assert calc.echo(1) == 1

@@ -760,7 +760,10 @@ class Peer:
         if self.dead is not None:
             raise RemoteDied(f"the code under test's process is gone: {self.dead}")
         if self.thread is not None and threading.get_ident() != self.thread:
-            raise RuntimeError("objects of the other process can only be used from one thread")
+            raise RuntimeError(
+                "objects of the other process can only be used from the thread that imported "
+                'them (tests that call the code from several threads need isolation = "in-process")'
+            )
         rid = self.next_request
         self.next_request += 1
         try:
