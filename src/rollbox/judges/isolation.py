@@ -39,7 +39,8 @@ def server_files(dest: Path) -> Path:
 
 def code_modules(workspace: Path, tests: Path) -> list[str]:
     """The workspace's top-level modules and packages the tests may import, except names of
-    the hidden tests' own files, test modules, and pytest's and the judge's names."""
+    the hidden tests' own files, test modules, pytest's and the judge's names, and names of the
+    standard library (the tests' process keeps its own: pytest may import them lazily)."""
     own = (
         {p.stem if p.suffix == ".py" else p.name for p in tests.iterdir()}
         if tests.is_dir()
