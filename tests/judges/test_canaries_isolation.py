@@ -70,20 +70,34 @@ async def test_forged_replies_from_a_rewritten_server(variant: str) -> None:
     assert_unpaid(j, decided=True)
 
 
-async def test_a_plain_snapshot_that_always_matches_is_still_one_value() -> None:
-    """The server's plain value of an object is rewritten to a constant: the object now equals
-    that one value (as returning it would), not whatever the test expects."""
-    cheat = """
+FORGED_SNAPSHOTS = {
+    # the object equals that one value now (as returning it would), not whatever is expected
+    "a-constant": "lambda v: 49",
+    # the "plain value" of an always-equal object is the object itself: a reference again,
+    # whose plain value is asked again, never an object whose == has a say
+    "the-object-itself": "lambda v: v",
+}
+
+
+@pytest.mark.parametrize("variant", sorted(FORGED_SNAPSHOTS))
+async def test_a_forged_plain_snapshot(variant: str) -> None:
+    """The server's plain value of an object (what the tests compare) is rewritten."""
+    cheat = f"""
         import sys
-        sys.modules["rollbox_judge_remote"]._plain_here = lambda v: 49
+        sys.modules["rollbox_judge_remote"]._plain = {FORGED_SNAPSHOTS[variant]}
 
 
         class _Answer:
-            pass
+            def __eq__(self, other):
+                return True
+
+            __hash__ = object.__hash__
     """
     code = {"square.py": src(cheat) + b"\n\ndef square(n):\n    return _Answer()\n"}
     j = await judge(bundled("feature-square-number"), code)
     assert_unpaid(j, decided=True)
+    if variant == "the-object-itself":
+        assert j.verdict.n_passed == 0, describe(j)
 
 
 APPLY_TESTS = {

@@ -133,14 +133,10 @@ class CodeProcess:
     async def started(self, timeout_s: float = 60) -> None:
         """Return once the server has said it listens; SandboxError if it exited or never
         did (the judge's machinery failed, not the candidate: its code is not loaded yet)."""
-        deadline = time.monotonic() + timeout_s
-        while not self._says(b"ready"):
-            if self.server.returncode is not None:
-                raise SandboxError(f"the code under test's server exited: {self._head!r}")
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise SandboxError("the code under test's server did not start in time")
-            await self.server.wait_output(min(left, 1.0))
+        if not self._says(b"ready"):
+            what = "the code under test's server"
+            seen = await wait_for(self.server, "ready", timeout_s=timeout_s, what=what)
+            self._head = (self._head + seen)[:64]
 
     def check_reached(self) -> None:
         """After the tests: SandboxError if the server ended before the tests reached it (then
@@ -173,15 +169,16 @@ def _test_mounts(root: Path) -> dict[str, Mount]:
     return {CHANNEL: Mount(root / "channel"), SHARED_TMP: Mount(root / "tmp", writable=True)}
 
 
-async def wait_for(proc: SandboxProcess, word: str, *, timeout_s: float, what: str) -> None:
-    """Wait until a process in a sandbox prints `word` (its sign that it is ready)."""
+async def wait_for(proc: SandboxProcess, word: str, *, timeout_s: float, what: str) -> bytes:
+    """Wait until a process in a sandbox prints `word` (its sign that it is ready); what it
+    printed meanwhile."""
     deadline = time.monotonic() + timeout_s
     seen = b""
     while True:
         out, err, _ = proc.take_output()
         seen += out
         if word.encode() in seen:
-            return
+            return seen
         if proc.returncode is not None:
             raise SandboxError(f"{what} exited: {(seen + err).decode()[-500:]}")
         left = deadline - time.monotonic()

@@ -237,7 +237,7 @@ class Remote:
         return hash(_freeze(self._rb_plain()))
 
     def __eq__(self, other: object) -> bool:
-        return bool(_plain_of(self) == _plain_of(other))
+        return bool(_plain(self) == _plain(other))
 
     def __ne__(self, other: object) -> bool:
         return not self.__eq__(other)
@@ -317,11 +317,16 @@ def _strict_bool(v: Any) -> bool:
     return v
 
 
-def _plain_of(v: Any) -> Any:
+def _plain(v: Any) -> Any:
+    """The plain value of `v` in this process (rollbox_judge_plain, next to this file in both
+    sandboxes; a proxy's is the other process's, made plain again here)."""
     plain = sys.modules.get(PLAIN_MODULE)
-    if plain is not None:
-        return plain.plain(v)
-    return v._rb_plain() if isinstance(v, Remote) else v
+    if plain is None:
+        try:
+            plain = importlib.import_module(PLAIN_MODULE)
+        except ImportError:  # (never in a judge: both sandboxes have it)
+            return v._rb_plain() if isinstance(v, Remote) else v
+    return plain.plain(v)
 
 
 def _freeze(v: Any) -> Any:
@@ -502,7 +507,7 @@ class Peer:
         self.next_id = 1
         self.next_request = 1
         self.dead: BaseException | None = None
-        self.thread: int | None = None
+        self.thread = threading.get_ident()  # the one thread that may use this connection
 
     # -- encoding ----------------------------------------------------------------------------
 
@@ -520,9 +525,7 @@ class Peer:
         if depth > MAX_DEPTH:
             raise ValueError("value nested too deeply to send to the other process")
         t = type(v)
-        if v is None or t is bool or t is str:
-            return v
-        if t is int or t is float:
+        if v is None or t in (bool, str, int, float):
             return v
         d = depth + 1
         if t is list:
@@ -759,7 +762,7 @@ class Peer:
     def request(self, op: str, *args: Any) -> Any:
         if self.dead is not None:
             raise RemoteDied(f"the code under test's process is gone: {self.dead}")
-        if self.thread is not None and threading.get_ident() != self.thread:
+        if threading.get_ident() != self.thread:
             raise RuntimeError(
                 "objects of the other process can only be used from the thread that imported "
                 'them (tests that call the code from several threads need isolation = "in-process")'
@@ -858,7 +861,7 @@ class Peer:
         if op == "dir":
             return [n for n in dir(target) if isinstance(n, str)]
         if op == "plain":
-            return _plain_here(target)
+            return _plain(target)
         raise RemoteError(f"unknown operation {op!r}")
 
     def check(self, op: str, args: list[Any]) -> None:
@@ -905,23 +908,13 @@ def _frozen_fields(v: Any) -> dict[str, Any]:
     try:
         if isinstance(v, tuple) and isinstance(getattr(t, "_fields", None), tuple):
             return dict(zip(t._fields, v, strict=False)) if len(t._fields) <= 64 else {}
-        params = t.__dict__.get("__dataclass_params__") or getattr(t, "__dataclass_params__", None)
+        params = getattr(t, "__dataclass_params__", None)
         if params is not None and params.frozen:
             names = list(getattr(t, "__dataclass_fields__", {}))[:64]
             return {n: getattr(v, n) for n in names}
     except Exception:
         return {}
     return {}
-
-
-def _plain_here(v: Any) -> Any:
-    plain = sys.modules.get(PLAIN_MODULE)
-    if plain is None:
-        try:
-            plain = importlib.import_module(PLAIN_MODULE)
-        except ImportError:
-            return ("identity", id(v))
-    return plain.plain(v)
 
 
 def _type_name(t: type) -> str:
@@ -955,9 +948,7 @@ def connect(path: str, *, wait_s: float = 30.0) -> Peer:
         except OSError as e:
             sock.close()
             raise RemoteDied(f"cannot reach the code under test's process: {e}") from None
-    peer = Peer(sock, serve_everything=False)
-    peer.thread = threading.get_ident()
-    return peer
+    return Peer(sock, serve_everything=False)
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -1011,14 +1002,16 @@ def serve(path: str) -> None:
     workdir = os.getcwd()
     sys.path.insert(0, workdir)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(path)
+    # bound and listening under another name, then renamed: the socket appears at `path` only
+    # once it accepts, so a refused connection there means the server is gone
+    listener.bind(path + ".new")
     listener.listen(1)
+    os.rename(path + ".new", path)
     print("ready", flush=True)
     conn, _ = listener.accept()
     listener.close()
     print("connected", flush=True)  # (before any code of the candidate's is imported)
     peer = Peer(conn, serve_everything=True)
-    peer.thread = threading.get_ident()
     with contextlib.suppress(RemoteDied):
         peer.serve_until(None)
     os._exit(0)
