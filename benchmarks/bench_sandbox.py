@@ -9,9 +9,9 @@ that the noise of this machine hits both alike:
    command line is the backend's own, seen as a real sandbox starts (so it follows the backend
    as that changes, and is checked to hold `rollbox.sandbox.bwrap._system_binds()`): the same
    launcher, unshare flags, system, /etc, interpreter, /proc, /dev, /tmp, workspace and control
-   binds, with `true` in place of the agent and without the agent's --info-fd/--block-fd
-   handshake. What the baseline lacks is the backend's own work: cgroup, tmpfs + overlay
-   workspace, agent, close. Target: ratio <= 1.5.
+   binds and seccomp filter, with `true` in place of the agent and without the agent's
+   --info-fd/--block-fd handshake. What the baseline lacks is the backend's own work: cgroup,
+   tmpfs + overlay workspace, agent, close. Target: ratio <= 1.5.
 2. exec of `true` in a live sandbox, p50, against `subprocess.run(["/bin/true"])`. Target: ratio
    <= 5.
 3. fork() of a sandbox whose workspace holds 10 MiB in 1,000 files, p50 of the fork alone (the
@@ -51,7 +51,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from rollbox.bench import Figure, p50, p95
 from rollbox.sandbox import BwrapConfig, make_sandbox
@@ -253,6 +253,7 @@ _ARITY: dict[str, int] = {
 # the backend's handshake with bwrap: dropped, since `true` needs no agent to be released
 _HANDSHAKE = {"--info-fd", "--block-fd", "--userns-block-fd", "--json-status-fd", "--sync-fd"}
 # options that carry data through a file descriptor of the backend's: cannot be replayed
+# (except --seccomp, whose program the baseline is given: it feeds it through a pipe of its own)
 _UNREPLAYABLE = {
     "--args", "--userns", "--userns2", "--pidns", "--seccomp", "--add-seccomp-fd", "--file",
     "--bind-data", "--ro-bind-data", "--bind-fd", "--ro-bind-fd",
@@ -285,15 +286,26 @@ class BareBwrap:
     flags, the same system binds (`bwrap._system_binds()`), /etc, interpreter, /proc, /dev,
     /tmp, workspace and control binds. What it lacks is the backend's own work: no cgroup, no
     tmpfs + overlay workspace, no agent and its handshake (--info-fd/--block-fd are dropped).
-    The sandbox's own directories that it binds are replaced by copies in `root`.
+    The sandbox's own directories that it binds are replaced by copies in `root`. A seccomp
+    filter (`--seccomp FD`) is replayed when its program is given: each run writes it into a
+    pipe of its own, as the backend does.
     """
 
-    def __init__(self, argv: list[str], bwrap_path: str, sandbox_dir: Path, root: Path) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        bwrap_path: str,
+        sandbox_dir: Path,
+        root: Path,
+        seccomp_program: bytes | None = None,
+    ) -> None:
         try:
             at = next(i for i, a in enumerate(argv) if a == bwrap_path or Path(a).name == "bwrap")
         except StopIteration:
             raise RuntimeError(f"no bwrap in the backend's command line: {argv[:8]}") from None
         out = argv[: at + 1]
+        self._seccomp = seccomp_program
+        self._seccomp_at: int | None = None
         i = at + 1
         while i < len(argv):
             a = argv[i]
@@ -304,6 +316,11 @@ class BareBwrap:
                     f"the backend passes bwrap {a!r}, which this baseline cannot parse"
                 )
             n = _ARITY[a]
+            if a == "--seccomp" and seccomp_program is not None:
+                self._seccomp_at = len(out) + 1  # where the descriptor goes, run by run
+                out += [a, "-1"]
+                i += 2
+                continue
             if a in _UNREPLAYABLE:
                 raise RuntimeError(
                     f"the backend passes bwrap {a} (data through a descriptor), "
@@ -340,13 +357,25 @@ class BareBwrap:
         self.argv = [*out, "/bin/true"]
 
     def __call__(self) -> None:
-        proc = subprocess.run(
-            self.argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            timeout=30,
-        )
+        argv, fds = self.argv, cast(tuple[int, ...], ())
+        if self._seccomp_at is not None and self._seccomp is not None:
+            r, w = os.pipe()
+            os.write(w, self._seccomp)  # a few hundred bytes: fits the pipe's buffer
+            os.close(w)
+            argv, fds = list(self.argv), (r,)
+            argv[self._seccomp_at] = str(r)
+        try:
+            proc = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=fds,
+                timeout=30,
+            )
+        finally:
+            for fd in fds:
+                os.close(fd)
         if proc.returncode != 0:
             raise RuntimeError(
                 f"the bare bwrap baseline failed (exit {proc.returncode}): "
@@ -356,7 +385,7 @@ class BareBwrap:
 
 async def _bare_bwrap(config: BwrapConfig, root: Path) -> BareBwrap:
     """Start one real sandbox, watching what it runs; make the baseline from its bwrap."""
-    from rollbox.sandbox import bwrap
+    from rollbox.sandbox import bwrap, seccomp
 
     bwrap_path = bwrap.detect_host(config).bwrap
     seen: list[list[str]] = []
@@ -391,7 +420,7 @@ async def _bare_bwrap(config: BwrapConfig, root: Path) -> BareBwrap:
         sandbox_dir = getattr(sb, "_dir", None)
         if sandbox_dir is None:
             raise RuntimeError("the sandbox has no _dir to take its bound directories from")
-        bare = BareBwrap(seen[0], bwrap_path, Path(sandbox_dir), root)
+        bare = BareBwrap(seen[0], bwrap_path, Path(sandbox_dir), root, seccomp.program())
         system = bwrap._system_binds()
         if not any(bare.argv[i : i + len(system)] == system for i in range(len(bare.argv))):
             raise RuntimeError("the backend's bwrap arguments do not hold bwrap._system_binds()")

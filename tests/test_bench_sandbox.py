@@ -10,6 +10,7 @@ import importlib.util
 import math
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from types import ModuleType
 
@@ -77,7 +78,7 @@ def test_bare_bwrap_replays_the_backend_with_true(bench: ModuleType, tmp_path: P
     ("extra", "message"),
     [
         (["--frobnicate"], "cannot parse"),
-        (["--seccomp", "9"], "cannot replay"),
+        (["--seccomp", "9"], "cannot replay"),  # without the program to replay
         (["--ro-bind-data", "9", "/etc/x"], "cannot replay"),
     ],
 )
@@ -88,6 +89,44 @@ def test_bare_bwrap_refuses_what_it_cannot_replay(
     argv = ["/usr/bin/bwrap", "--unshare-all", *extra, "/bin/bash", "agent.sh"]
     with pytest.raises(RuntimeError, match=message):
         bench.BareBwrap(argv, "/usr/bin/bwrap", sdir, tmp_path / "bare")
+
+
+def test_bare_bwrap_replays_a_seccomp_filter_through_a_pipe_of_its_own(
+    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["/usr/bin/bwrap", "--unshare-all", "--seccomp", "9", "--info-fd", "7", "agent"]
+    sdir = _sandbox_dir(tmp_path)
+    bare = bench.BareBwrap(argv, "/usr/bin/bwrap", sdir, tmp_path / "b", b"P" * 16)
+    seen: list[tuple[list[str], bytes]] = []
+
+    def run(args: list[str], *, pass_fds: tuple[int, ...], **kwargs: object) -> object:
+        (fd,) = pass_fds
+        assert args[args.index("--seccomp") + 1] == str(fd)
+        seen.append((args, os.read(fd, 100)))
+        return type("Done", (), {"returncode": 0})()
+
+    monkeypatch.setattr(bench.subprocess, "run", run)
+    bare()
+    bare()
+    assert [data for _, data in seen] == [b"P" * 16, b"P" * 16]
+    assert bare.argv == ["/usr/bin/bwrap", "--unshare-all", "--seccomp", "-1", "/bin/true"]
+
+
+def test_bare_bwrap_from_a_real_sandbox_runs(bench: ModuleType) -> None:
+    """The baseline follows the backend: whatever the backend passes bwrap, it must replay it."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("no bubblewrap")
+    from rollbox.sandbox import BwrapConfig
+
+    # where the bench puts it: bwrap may run as the sandbox's uid, which must reach the copies
+    tmp = Path(tempfile.mkdtemp(prefix="rollbox-test-bare-"))
+    try:
+        os.chmod(tmp, 0o711)
+        bare = asyncio.run(bench._bare_bwrap(BwrapConfig(), tmp / "bare"))
+        assert bare.argv[-1] == "/bin/true"
+        bare()  # raises if bwrap fails
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def test_bare_bwrap_needs_a_command(bench: ModuleType, tmp_path: Path) -> None:
