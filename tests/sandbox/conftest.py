@@ -10,14 +10,15 @@ import pytest
 from rollbox.sandbox import BwrapConfig, Limits, Sandbox, make_sandbox
 
 
-@pytest.fixture
-async def sandbox(tmp_path: Path) -> AsyncIterator[Sandbox]:
+@pytest.fixture(params=["compiled", "bash"])
+async def sandbox(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Sandbox]:
+    """A sandbox with each agent: the compiled one (the default) and the bash fallback."""
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "hello.txt").write_text("hello from the workspace\n")
     (ws / "pkg").mkdir()
     (ws / "pkg" / "mod.py").write_text("VALUE = 41\n")
-    sb = await make_sandbox(BwrapConfig(), ws, limits=Limits(wall_s=20))
+    sb = await make_sandbox(BwrapConfig(agent=request.param), ws, limits=Limits(wall_s=20))
     try:
         yield sb
     finally:

@@ -316,7 +316,8 @@ async def test_the_system_is_read_only(sandboxes: Sandboxes) -> None:
         assert res.exit_code != 0, f"wrote {t} inside the sandbox"
     # changing what is there fails too: the interpreter, the shell, the agent
     site = next(Path(sys.prefix).glob("lib/python3*/site-packages"))
-    for t in [f"{site}/sitecustomize.py", "/usr/bin/bash", "/run/rollbox-agent.sh", "/etc/passwd"]:
+    agents = ["/run/rollbox-agent", "/run/rollbox-agent.sh", "/run/rollbox-bash"]
+    for t in [f"{site}/sitecustomize.py", "/usr/bin/bash", *agents, "/etc/passwd"]:
         res = await sb.exec(f"echo 'import os' >> {t}")
         assert res.exit_code != 0, f"appended to {t} inside the sandbox"
     res = await sb.exec("mount -o remount,rw /usr 2>&1 || echo refused")

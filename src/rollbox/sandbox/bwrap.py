@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rollbox.errors import SandboxError
-from rollbox.sandbox import cgroups, layers, seccomp, state
+from rollbox.sandbox import agentbuild, cgroups, layers, seccomp, state
 from rollbox.sandbox.base import (
     ExecResult,
     Mount,
@@ -63,6 +63,7 @@ class Host:
     overlay_why_not: str
     python_dirs: tuple[Path, ...]  # interpreter directories to make visible read-only
     chroot: str = "chroot"  # coreutils' chroot, used (as root) only to switch users
+    agent: agentbuild.Built = agentbuild.NOT_BUILT  # the compiled agent, if there is one
 
     def unenforced(self) -> list[str]:
         """Limits this host cannot enforce, each with the reason."""
@@ -112,7 +113,16 @@ def detect_host(config: BwrapConfig | None = None) -> Host:
             "chroot (from coreutils) is not found in PATH, /usr/sbin or /sbin: rollbox uses it "
             "as root to run sandboxes as an unprivileged user"
         )
-    _host = Host(bwrap, uid, cgroups.detect(), overlay, why, python_dirs, chroot or "chroot")
+    _host = Host(
+        bwrap,
+        uid,
+        cgroups.detect(),
+        overlay,
+        why,
+        python_dirs,
+        chroot or "chroot",
+        agentbuild.build(),
+    )
     return _host
 
 
@@ -236,13 +246,7 @@ class BwrapSandbox(Sandbox):
         for m in mounts.values():
             if m.writable and host.uid is not None:
                 os.chown(m.host, host.uid, host.uid)
-        if host.cgroups.version:
-            mem = limits.memory_mb * 1024 * 1024
-            self._group = host.cgroups.create(
-                f"{own.tag}.s{n}",
-                cgroups.Limits(memory_bytes=mem, pids=limits.pids, cpus=limits.cpus),
-            )
-        await self._spawn(host, tmp_dir, ctl, etc, own.dir)
+        await self._spawn(host, tmp_dir, ctl, etc, own.dir, f"{own.tag}.s{n}")
 
     def _make_workspace(self, host: Host, limits: Limits) -> tuple[Path, Path]:
         assert self._dir is not None and self._layer is not None
@@ -280,7 +284,9 @@ class BwrapSandbox(Sandbox):
         os.chmod(tmp, 0o1777)
         return ws, tmp
 
-    async def _spawn(self, host: Host, tmp_dir: Path, ctl: Path, etc: Path, own_dir: Path) -> None:
+    async def _spawn(
+        self, host: Host, tmp_dir: Path, ctl: Path, etc: Path, own_dir: Path, group: str
+    ) -> None:
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
         seccomp_fds: tuple[int, ...] = ()
@@ -323,9 +329,9 @@ class BwrapSandbox(Sandbox):
             "--bind", str(self._ws), WORKDIR,
             "--perms", "0755", "--dir", "/run",
             "--ro-bind", str(ctl), CTL,
-            "--ro-bind", str(AGENT), "/run/rollbox-agent.sh",
-            "--ro-bind", str(_agent_shell(own_dir)), "/run/rollbox-bash",
         ]  # fmt: skip
+        agent_binds, agent_argv = _agent(self._config, host, own_dir)
+        args += agent_binds
         for i, (point, m) in enumerate(sorted(self._mounts.items())):
             source = m.host
             if host.uid is not None and not _world_reachable(source):
@@ -351,7 +357,7 @@ class BwrapSandbox(Sandbox):
             *(["--seccomp", str(seccomp_fds[0])] if seccomp_fds else []),
             "--info-fd", str(info_w),
             "--block-fd", str(block_r),
-            "/run/rollbox-bash", "--noprofile", "--norc", "/run/rollbox-agent.sh",
+            *agent_argv,
         ]  # fmt: skip
         assert self._dir is not None
         log = open(self._dir / "agent.log", "wb")  # noqa: SIM115
@@ -377,6 +383,13 @@ class BwrapSandbox(Sandbox):
         self._exited = loop.create_future()
         self._pidfd = os.pidfd_open(self._proc.pid)
         loop.add_reader(self._pidfd, self._on_exit)
+        if host.cgroups.version:
+            # made while bubblewrap sets up (it waits on the block fd until the agent is in it)
+            lim = self.limits
+            self._group = host.cgroups.create(
+                group,
+                cgroups.Limits(memory_bytes=lim.memory_mb << 20, pids=lim.pids, cpus=lim.cpus),
+            )
         try:
             info = await asyncio.wait_for(_read_json(info_r), timeout=10)
         finally:
@@ -902,13 +915,26 @@ def _etc_for(own: state.Owner) -> Path:
     return etc
 
 
-def _agent_shell(own_dir: Path) -> Path:
-    """An execute-only copy of bash for the agent: the kernel makes a process that runs an
-    unreadable binary non-dumpable, so that the sandbox's commands cannot ptrace the agent."""
-    path = own_dir / "agent-bash"
+def _agent(config: BwrapConfig, host: Host, own_dir: Path) -> tuple[list[str], list[str]]:
+    """The agent's binds and command line: the compiled agent, or bash running agent.sh."""
+    if config.agent != "bash" and host.agent.path is not None:
+        binary = _execute_only_copy(host.agent.path, own_dir / "agent-bin")
+        return ["--ro-bind", str(binary), "/run/rollbox-agent"], ["/run/rollbox-agent"]
+    if config.agent == "compiled":
+        raise SandboxError(f"the compiled sandbox agent was asked for: {host.agent.why_not}")
+    bash = _execute_only_copy(Path(shutil.which("bash") or "/bin/bash"), own_dir / "agent-bash")
+    binds = ["--ro-bind", str(AGENT), "/run/rollbox-agent.sh",
+             "--ro-bind", str(bash), "/run/rollbox-bash"]  # fmt: skip
+    return binds, ["/run/rollbox-bash", "--noprofile", "--norc", "/run/rollbox-agent.sh"]
+
+
+def _execute_only_copy(source: Path, path: Path) -> Path:
+    """An execute-only copy of the agent's binary, once per rollbox process: the kernel makes a
+    process that runs an unreadable binary non-dumpable, so that the sandbox's commands cannot
+    ptrace the agent (the compiled agent also says so itself)."""
     if not path.exists():
-        tmp = own_dir / "agent-bash.tmp"
-        shutil.copyfile(shutil.which("bash") or "/bin/bash", tmp)
+        tmp = path.with_name(path.name + ".tmp")
+        shutil.copyfile(source, tmp)
         os.chmod(tmp, 0o111)
         tmp.rename(path)
     return path

@@ -49,6 +49,11 @@ class BwrapConfig(_Config):
         None, description="Host uid the sandbox runs as; default: 65534 as root, else yourself."
     )
     state_dir: Path | None = Field(None, description="Where live sandboxes keep their state.")
+    agent: Literal["auto", "compiled", "bash"] = Field(
+        "auto",
+        description="The sandbox's PID 1: the compiled agent (built with the host's C compiler), "
+        "the bash agent, or auto: compiled where a C compiler is found, else bash.",
+    )
 
 
 class LocalConfig(_Config):

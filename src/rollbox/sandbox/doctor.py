@@ -59,6 +59,18 @@ def host_checks() -> list[Check]:
             else "no filter for this architecture: processes of one sandbox may trace each other",
         )
     )
+    from rollbox.sandbox import agentbuild
+
+    built = agentbuild.build()
+    checks.append(
+        Check(
+            "agent",
+            built.path is not None,
+            f"compiled ({built.path})"
+            if built.path is not None
+            else f"bash (agent.sh), slower to start and to run each command: {built.why_not}",
+        )
+    )
     host = cgroups.detect()
     if host.version:
         roots = {k: str(v) for k, v in host.v1_roots.items()} or {"unified": str(host.v2_root)}

@@ -28,14 +28,20 @@ from rollbox.sandbox.base import Mount
 MOUNT_POINT = "/opt/rollbox/env"
 
 
-def default_cache() -> Path:
-    """World-traversable when root (sandboxes run as another user and must reach it)."""
+def cache_root() -> Path:
+    """Where rollbox caches what it builds ($ROLLBOX_CACHE, else /var/cache/rollbox as root,
+    else the user's cache directory). World-traversable when root: sandboxes run as another user
+    and must reach what is in it."""
     env = os.environ.get("ROLLBOX_CACHE")
     if env:
-        return Path(env) / "images"
+        return Path(env)
     if os.geteuid() == 0:
-        return Path("/var/cache/rollbox/images")
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rollbox" / "images"
+        return Path("/var/cache/rollbox")
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rollbox"
+
+
+def default_cache() -> Path:
+    return cache_root() / "images"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,94 @@
+"""The compiled sandbox agent (agent.c): built once per version of its source, then cached.
+
+A sandbox's PID 1 is its agent. The compiled one starts and forks in a fraction of the time of
+the bash agent (agent.sh), which remains the fallback on a host without a C compiler (doctor
+says which one is in use). The binary is cached under `images.cache_root()/agent`, named by a
+hash of the source and the compiler, so that an edited agent.c or another compiler builds anew.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from rollbox.sandbox import images
+
+SOURCE = Path(__file__).with_name("agent.c")
+CFLAGS = ("-O2", "-Wall", "-Wextra", "-Werror")
+
+
+@dataclass(frozen=True)
+class Built:
+    path: Path | None  # the binary, or None when it could not be built
+    why_not: str = ""  # why not, for doctor and for an error when it was asked for by name
+
+
+NOT_BUILT = Built(None, "not looked for")
+_built: Built | None = None
+
+
+def compiler() -> str | None:
+    """The C compiler: $CC, else cc, gcc or clang."""
+    env = os.environ.get("CC")
+    if env:
+        return shutil.which(env)
+    for name in ("cc", "gcc", "clang"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def build(cache: Path | None = None) -> Built:
+    """The compiled agent, from the cache or built now (once per process when cache is None)."""
+    global _built
+    if cache is None and _built is not None:
+        return _built
+    result = _build(cache or images.cache_root() / "agent")
+    if cache is None:
+        _built = result
+    return result
+
+
+def _build(cache: Path) -> Built:
+    cc = compiler()
+    if cc is None:
+        if os.environ.get("CC"):
+            return Built(None, f"the C compiler $CC={os.environ['CC']} is not found")
+        return Built(None, "no C compiler (cc, gcc or clang): install gcc for faster sandboxes")
+    source = SOURCE.read_bytes()
+    key = hashlib.sha256(source + b"\0" + os.fsencode(os.path.realpath(cc))).hexdigest()[:16]
+    binary = cache / f"rollbox-agent-{key}"
+    if binary.is_file() and os.access(binary, os.X_OK):
+        return Built(binary)
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f"{binary.name}.", dir=cache)
+        os.close(fd)
+    except OSError as e:
+        return Built(None, f"cannot write the agent's cache {cache}: {e.strerror}")
+    try:
+        proc = subprocess.run(
+            [cc, *CFLAGS, "-o", tmp, str(SOURCE)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if proc.returncode != 0:
+            lines = proc.stderr.strip().splitlines() or ["(no message)"]
+            first = next((x for x in lines if "error" in x), lines[0])
+            return Built(None, f"{cc} could not build {SOURCE.name}: {first.strip()}")
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, binary)  # atomic: a process that races this one gets a whole binary
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return Built(None, f"{cc} could not build {SOURCE.name}: {e}")
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return Built(binary)

@@ -1,0 +1,142 @@
+"""The sandbox's PID 1: the compiled agent (built and cached), the bash fallback, the protocol."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from rollbox.errors import SandboxError
+from rollbox.sandbox import BwrapConfig, Sandbox, agentbuild, make_sandbox
+from rollbox.sandbox import bwrap as bwrap_mod
+from rollbox.sandbox.doctor import host_checks
+
+needs_cc = pytest.mark.skipif(agentbuild.compiler() is None, reason="no C compiler here")
+
+
+@needs_cc
+def test_built_once_then_taken_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    built = agentbuild.build(tmp_path)
+    assert built.path is not None and built.path.parent == tmp_path, built.why_not
+    assert os.access(built.path, os.X_OK)
+
+    def no_compiling(*args: object, **kwargs: object) -> object:
+        raise AssertionError("compiled again although the cache holds this version")
+
+    monkeypatch.setattr(agentbuild.subprocess, "run", no_compiling)
+    assert agentbuild.build(tmp_path) == built
+    assert [p.name for p in tmp_path.iterdir()] == [built.path.name]  # no temporary left
+
+
+@needs_cc
+def test_another_source_is_another_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = agentbuild.build(tmp_path).path
+    edited = tmp_path / "src" / "agent.c"
+    edited.parent.mkdir()
+    edited.write_text(agentbuild.SOURCE.read_text() + "\n/* edited */\n")
+    monkeypatch.setattr(agentbuild, "SOURCE", edited)
+    second = agentbuild.build(tmp_path / "cache").path
+    assert first is not None and second is not None and first.name != second.name
+
+
+def test_no_compiler_is_said_plainly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CC", "no-such-compiler-here")
+    built = agentbuild.build(tmp_path)
+    assert built.path is None and "$CC=no-such-compiler-here is not found" in built.why_not
+    monkeypatch.delenv("CC")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    built = agentbuild.build(tmp_path)
+    assert built.path is None and "no C compiler" in built.why_not and "gcc" in built.why_not
+
+
+@needs_cc
+def test_a_source_that_does_not_compile_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = tmp_path / "agent.c"
+    bad.write_text("int main(void) { return undeclared_thing; }\n")
+    monkeypatch.setattr(agentbuild, "SOURCE", bad)
+    built = agentbuild.build(tmp_path / "cache")
+    assert built.path is None and "could not build agent.c" in built.why_not
+    assert "undeclared_thing" in built.why_not
+    assert list((tmp_path / "cache").iterdir()) == []  # no half-written binary
+
+
+def _without_compiled_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    host = bwrap_mod.detect_host()
+    missing = agentbuild.Built(None, "no C compiler (test)")
+    monkeypatch.setattr(bwrap_mod, "_host", dataclasses.replace(host, agent=missing))
+
+
+async def _pid1_name(sb: Sandbox) -> str:
+    res = await sb.exec("sed -n 's/^Name:\\s*//p' /proc/1/status")
+    assert res.ok, res
+    return res.stdout.strip()
+
+
+async def test_auto_falls_back_to_bash_without_a_compiled_agent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _without_compiled_agent(monkeypatch)
+    async with await make_sandbox(BwrapConfig(), None) as sb:
+        assert await _pid1_name(sb) == "rollbox-bash"
+    with pytest.raises(SandboxError, match=r"compiled sandbox agent was asked for: no C compiler"):
+        await make_sandbox(BwrapConfig(agent="compiled"), None)
+
+
+@needs_cc
+@pytest.mark.parametrize(("agent", "pid1"), [("auto", "rollbox-agent"), ("bash", "rollbox-bash")])
+async def test_the_agent_asked_for_is_pid_1(agent: str, pid1: str) -> None:
+    async with await make_sandbox(BwrapConfig(agent=agent), None) as sb:  # type: ignore[arg-type]
+        assert await _pid1_name(sb) == pid1
+
+
+async def test_commands_that_cannot_start_say_why(sandbox: Sandbox) -> None:
+    res = await sandbox.exec(["no-such-command-x"])
+    assert res.exit_code == 127 and "no-such-command-x" in res.stderr and "not found" in res.stderr
+    res = await sandbox.exec(["true"], cwd="no/such/dir")
+    assert res.exit_code == 126 and "no such directory: /workspace/no/such/dir" in res.stderr
+    res = await sandbox.exec(["/etc/passwd"])  # not executable
+    assert res.exit_code == 126, res
+
+
+async def test_limits_environment_and_descriptors_of_a_command(sandbox: Sandbox) -> None:
+    res = await sandbox.exec(
+        "ulimit -t; ulimit -f; ulimit -n; env | sort | tr '\\n' ' '; echo; "
+        "ls /proc/self/fd | tr '\\n' ' '",
+        env={"ONLY_THIS": "1"},
+        cpu_s=7,
+    )
+    lines = res.stdout.splitlines()
+    assert lines[0] == "8"  # whole seconds, one above the limit enforced from outside
+    lim = sandbox.limits
+    assert int(lines[1]) == lim.fsize_mb * 1024 and lines[2] == str(lim.nofile)
+    names = {kv.split("=", 1)[0] for kv in lines[3].split()}
+    assert "ONLY_THIS" in names and not any(n.startswith("RB_") for n in names), lines[3]
+    # stdin, stdout, stderr and the descriptor ls itself opens: none of the agent's pipes
+    assert sorted(int(fd) for fd in lines[4].split()) == [0, 1, 2, 3], lines[4]
+
+
+async def test_pid_1_reaps_orphans(sandbox: Sandbox) -> None:
+    res = await sandbox.exec("for i in $(seq 20); do (true &) ; done; sleep 0.3")
+    assert res.ok
+    res = await sandbox.exec("ps -eo stat= | grep -c '^Z' || true")
+    assert res.stdout.strip() == "0", "orphans that exited are left as zombies"
+
+
+async def test_many_commands_at_once_each_get_their_own_result(sandbox: Sandbox) -> None:
+    import asyncio
+
+    results = await asyncio.gather(*(sandbox.exec(f"echo {i}; exit {i % 7}") for i in range(40)))
+    for i, res in enumerate(results):
+        assert res.stdout == f"{i}\n" and res.exit_code == i % 7, (i, res)
+
+
+@needs_cc
+def test_doctor_names_the_agent() -> None:
+    check = next(c for c in host_checks() if c.name == "agent")
+    assert check.ok and "compiled" in check.detail
