@@ -278,11 +278,34 @@ def _replicate(src: Path, dst: Path) -> None:
         os.chmod(dst, stat.S_IMODE(st.st_mode))
 
 
+def _user_switch(prefix: list[str]) -> list[str]:
+    """What runs bwrap, for the baseline: rollbox's launcher (`rollbox-launch [--wait-fd FD]
+    [--cgroup FILE]... [--user UID:GID] --`) becomes just its switch of user, as coreutils'
+    chroot does it; anything else is kept as it is."""
+    if not prefix or not Path(prefix[0]).name.startswith("rollbox-launch"):
+        return prefix
+    user = None
+    i = 1
+    while i < len(prefix) and prefix[i] != "--":
+        if prefix[i] == "--user":
+            user = prefix[i + 1]
+        elif prefix[i] not in ("--wait-fd", "--cgroup"):
+            raise RuntimeError(
+                f"the launcher is given {prefix[i]!r}, which the baseline cannot read"
+            )
+        i += 2
+    if user is None:
+        return []
+    chroot = shutil.which("chroot", path="/usr/sbin:/sbin:/usr/bin:/bin") or "chroot"
+    return [chroot, f"--userspec={user}", f"--groups={user.split(':')[1]}", "/"]
+
+
 class BareBwrap:
     """The backend's own bwrap command line, with `true` in place of its agent.
 
     It is taken from a real sandbox's start (so it follows the backend as it changes): the
-    same launcher (as root, whatever switches bwrap to the sandbox's uid), the same namespace
+    same switch to the sandbox's uid (as root: rollbox's own launcher, which also enters the
+    sandbox's cgroups, becomes the `chroot --userspec` it replaced), the same namespace
     flags, the same system binds (`bwrap._system_binds()`), /etc, interpreter, /proc, /dev,
     /tmp, workspace and control binds. What it lacks is the backend's own work: no cgroup, no
     tmpfs + overlay workspace, no agent and its handshake (--info-fd/--block-fd are dropped).
@@ -303,7 +326,7 @@ class BareBwrap:
             at = next(i for i, a in enumerate(argv) if a == bwrap_path or Path(a).name == "bwrap")
         except StopIteration:
             raise RuntimeError(f"no bwrap in the backend's command line: {argv[:8]}") from None
-        out = argv[: at + 1]
+        out = [*_user_switch(argv[:at]), argv[at]]
         self._seccomp = seccomp_program
         self._seccomp_at: int | None = None
         i = at + 1

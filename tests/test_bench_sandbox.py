@@ -129,6 +129,28 @@ def test_bare_bwrap_from_a_real_sandbox_runs(bench: ModuleType) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def test_the_launcher_becomes_a_plain_user_switch_in_the_baseline(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    launcher = "/var/cache/rollbox/agent/rollbox-launch-0123456789abcdef"
+    argv = [
+        launcher, "--wait-fd", "9", "--cgroup", "/sys/fs/cgroup/pids/rollbox/x/tasks",
+        "--user", "65534:65534", "--", "/usr/bin/bwrap", "--unshare-all", "/run/agent",
+    ]  # fmt: skip
+    bare = bench.BareBwrap(argv, "/usr/bin/bwrap", _sandbox_dir(tmp_path), tmp_path / "b")
+    assert Path(bare.argv[0]).name == "chroot"
+    assert bare.argv[1:5] == ["--userspec=65534:65534", "--groups=65534", "/", "/usr/bin/bwrap"]
+    assert not any("cgroup" in a or "wait-fd" in a for a in bare.argv)
+    # not as root (no --user): bwrap is run directly
+    argv = [launcher, "--cgroup", "/x/cgroup.procs", "--", "bwrap", "--unshare-all", "agent"]
+    bare = bench.BareBwrap(argv, "bwrap", tmp_path / "state" / "s7", tmp_path / "c")
+    assert bare.argv == ["bwrap", "--unshare-all", "/bin/true"]
+    with pytest.raises(RuntimeError, match="cannot read"):
+        bench.BareBwrap(
+            [launcher, "--new-flag", "x", "--", "bwrap", "a"], "bwrap", tmp_path, tmp_path
+        )
+
+
 def test_bare_bwrap_needs_a_command(bench: ModuleType, tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match="no command"):
         bench.BareBwrap(["bwrap", "--unshare-all"], "bwrap", _sandbox_dir(tmp_path), tmp_path / "b")

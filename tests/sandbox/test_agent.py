@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from rollbox.errors import SandboxError
-from rollbox.sandbox import BwrapConfig, Sandbox, agentbuild, make_sandbox
+from rollbox.sandbox import BwrapConfig, Sandbox, agentbuild, cgroups, make_sandbox
 from rollbox.sandbox import bwrap as bwrap_mod
 from rollbox.sandbox.doctor import host_checks
 
@@ -20,7 +21,7 @@ needs_cc = pytest.mark.skipif(agentbuild.compiler() is None, reason="no C compil
 def test_built_once_then_taken_from_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    built = agentbuild.build(tmp_path)
+    built = agentbuild.build("agent", tmp_path)
     assert built.path is not None and built.path.parent == tmp_path, built.why_not
     assert os.access(built.path, os.X_OK)
 
@@ -28,28 +29,28 @@ def test_built_once_then_taken_from_the_cache(
         raise AssertionError("compiled again although the cache holds this version")
 
     monkeypatch.setattr(agentbuild.subprocess, "run", no_compiling)
-    assert agentbuild.build(tmp_path) == built
+    assert agentbuild.build("agent", tmp_path) == built
     assert [p.name for p in tmp_path.iterdir()] == [built.path.name]  # no temporary left
 
 
 @needs_cc
 def test_another_source_is_another_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    first = agentbuild.build(tmp_path).path
+    first = agentbuild.build("agent", tmp_path).path
     edited = tmp_path / "src" / "agent.c"
     edited.parent.mkdir()
-    edited.write_text(agentbuild.SOURCE.read_text() + "\n/* edited */\n")
-    monkeypatch.setattr(agentbuild, "SOURCE", edited)
-    second = agentbuild.build(tmp_path / "cache").path
+    edited.write_text(agentbuild.SOURCES["agent"].read_text() + "\n/* edited */\n")
+    monkeypatch.setitem(agentbuild.SOURCES, "agent", edited)
+    second = agentbuild.build("agent", tmp_path / "cache").path
     assert first is not None and second is not None and first.name != second.name
 
 
 def test_no_compiler_is_said_plainly(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CC", "no-such-compiler-here")
-    built = agentbuild.build(tmp_path)
+    built = agentbuild.build("agent", tmp_path)
     assert built.path is None and "$CC=no-such-compiler-here is not found" in built.why_not
     monkeypatch.delenv("CC")
     monkeypatch.setenv("PATH", str(tmp_path))
-    built = agentbuild.build(tmp_path)
+    built = agentbuild.build("launch", tmp_path)
     assert built.path is None and "no C compiler" in built.why_not and "gcc" in built.why_not
 
 
@@ -59,8 +60,8 @@ def test_a_source_that_does_not_compile_is_reported(
 ) -> None:
     bad = tmp_path / "agent.c"
     bad.write_text("int main(void) { return undeclared_thing; }\n")
-    monkeypatch.setattr(agentbuild, "SOURCE", bad)
-    built = agentbuild.build(tmp_path / "cache")
+    monkeypatch.setitem(agentbuild.SOURCES, "agent", bad)
+    built = agentbuild.build("agent", tmp_path / "cache")
     assert built.path is None and "could not build agent.c" in built.why_not
     assert "undeclared_thing" in built.why_not
     assert list((tmp_path / "cache").iterdir()) == []  # no half-written binary
@@ -140,3 +141,123 @@ async def test_many_commands_at_once_each_get_their_own_result(sandbox: Sandbox)
 def test_doctor_names_the_agent() -> None:
     check = next(c for c in host_checks() if c.name == "agent")
     assert check.ok and "compiled" in check.detail
+
+
+# ---- the launcher ---------------------------------------------------------------------------
+
+
+def _launch(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    built = agentbuild.build("launch")
+    assert built.path is not None, built.why_not
+    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        [str(built.path), *args], capture_output=True, text=True, timeout=10, **kwargs
+    )
+
+
+@needs_cc
+def test_the_launcher_switches_user_and_runs_the_command() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("switching users needs root")
+    res = _launch("--user", "65534:65534", "--", "sh", "-c", "id -u; id -g; id -G")
+    assert res.returncode == 0 and res.stdout.split() == ["65534"] * 3, res
+
+
+@needs_cc
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--cgroup", "/nonexistent/rollbox/tasks", "--", "true"], "cannot open"),
+        (["--user", "abc", "--", "true"], "bad --user"),
+        (["--frobnicate", "--", "true"], "unknown argument"),
+        (["--user", "1:1"], "no command"),
+        (["--", "/nonexistent/program"], "cannot run"),
+    ],
+)
+def test_the_launcher_refuses_with_125_and_a_reason(args: list[str], message: str) -> None:
+    res = _launch(*args)
+    assert res.returncode == 125 and message in res.stderr, res
+
+
+@needs_cc
+def test_the_launcher_waits_at_the_gate_and_gives_up_on_eof(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    r, w = os.pipe()
+    os.close(w)  # the host gave up: EOF, not the byte
+    try:
+        res = _launch("--wait-fd", str(r), "--", "touch", str(marker), pass_fds=(r,))
+    finally:
+        os.close(r)
+    assert res.returncode == 125 and res.stderr == "" and not marker.exists(), res
+    r, w = os.pipe()
+    os.write(w, b"1")
+    try:
+        res = _launch("--wait-fd", str(r), "--", "touch", str(marker), pass_fds=(r,))
+    finally:
+        os.close(r)
+        os.close(w)
+    assert res.returncode == 0 and marker.exists(), res
+
+
+@pytest.mark.parametrize("agent", ["compiled", "bash"])
+async def test_everything_in_a_sandbox_is_in_its_cgroups(agent: str) -> None:
+    async with await make_sandbox(BwrapConfig(agent=agent), None) as sb:  # type: ignore[arg-type]
+        assert isinstance(sb, bwrap_mod.BwrapSandbox)
+        group, pid = sb._group, sb._agent_pid
+        if group is None:
+            pytest.skip("no cgroups on this host")
+        assert pid is not None
+        res = await sb.exec("sleep 5 >/dev/null 2>&1 & echo started")
+        assert res.ok
+        pidns = os.readlink(f"/proc/{pid}/ns/pid")
+        inside = []  # the agent and the sleep (a request's reporter may be on its way out)
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if os.readlink(f"/proc/{entry}/ns/pid") == pidns and (
+                        int(entry) == pid or Path(f"/proc/{entry}/comm").read_text() == "sleep\n"
+                    ):
+                        inside.append(int(entry))
+                except OSError:
+                    continue
+        assert pid in inside and len(inside) == 2, inside
+        # in the group on every controller: no hierarchy where a command escapes its limits
+        host = bwrap_mod.detect_host()
+        per_controller = (
+            [group.dir] if isinstance(group, cgroups.CgroupV2) else list(group.dirs.values())
+        )
+        assert len(per_controller) == len(host.cgroups.entry_files(group.name))
+        for d in per_controller:
+            members = {int(x) for x in (d / "cgroup.procs").read_text().split()}
+            assert set(inside) <= members, (d, inside, members)
+
+
+@needs_cc
+async def test_a_launcher_that_cannot_enter_the_cgroup_fails_the_start_plainly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    host = bwrap_mod.detect_host()
+    if not host.cgroups.version:
+        pytest.skip("no cgroups on this host")
+    monkeypatch.setattr(
+        type(host.cgroups), "entry_files", lambda self, name: [Path("/nonexistent/x/tasks")]
+    )
+    with pytest.raises(SandboxError, match="rollbox-launch: cannot open /nonexistent/x/tasks"):
+        await make_sandbox(BwrapConfig(), None)
+
+
+async def test_a_cgroup_that_cannot_be_made_fails_the_start_and_leaves_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    host = bwrap_mod.detect_host()
+    if not host.cgroups.version:
+        pytest.skip("no cgroups on this host")
+    before = set(host.cgroups.existing())
+
+    def refuse(self: object, name: str, limits: object) -> object:
+        raise SandboxError(f"could not set up cgroup {name}: refused for the test")
+
+    monkeypatch.setattr(type(host.cgroups), "create", refuse)
+    for agent in ("compiled", "bash"):
+        with pytest.raises(SandboxError, match="refused for the test"):
+            await make_sandbox(BwrapConfig(agent=agent), None)  # type: ignore[arg-type]
+    assert set(host.cgroups.existing()) == before

@@ -1,9 +1,14 @@
-"""The compiled sandbox agent (agent.c): built once per version of its source, then cached.
+"""rollbox's two small C programs, built once per version of their source, then cached.
 
-A sandbox's PID 1 is its agent. The compiled one starts and forks in a fraction of the time of
-the bash agent (agent.sh), which remains the fallback on a host without a C compiler (doctor
-says which one is in use). The binary is cached under `images.cache_root()/agent`, named by a
-hash of the source and the compiler, so that an edited agent.c or another compiler builds anew.
+- `agent.c`: a sandbox's PID 1. It starts and forks in a fraction of the time of the bash
+  agent (agent.sh).
+- `launch.c`: what starts bubblewrap as root: it moves itself into the sandbox's cgroups (which
+  a process may do without the kernel's global lock) and drops to the sandbox's user.
+
+On a host without a C compiler the bash agent, `chroot --userspec` and a move of the agent into
+its cgroups by pid stand in (doctor says which is in use). Binaries are cached under
+`images.cache_root()/agent`, named by a hash of the source and the compiler, so that an edited
+source or another compiler builds anew.
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from pathlib import Path
 
 from rollbox.sandbox import images
 
-SOURCE = Path(__file__).with_name("agent.c")
+SOURCES = {
+    "agent": Path(__file__).with_name("agent.c"),
+    "launch": Path(__file__).with_name("launch.c"),
+}
 CFLAGS = ("-O2", "-Wall", "-Wextra", "-Werror")
 
 
@@ -30,7 +38,7 @@ class Built:
 
 
 NOT_BUILT = Built(None, "not looked for")
-_built: Built | None = None
+_built: dict[str, Built] = {}
 
 
 def compiler() -> str | None:
@@ -45,26 +53,26 @@ def compiler() -> str | None:
     return None
 
 
-def build(cache: Path | None = None) -> Built:
-    """The compiled agent, from the cache or built now (once per process when cache is None)."""
-    global _built
-    if cache is None and _built is not None:
-        return _built
-    result = _build(cache or images.cache_root() / "agent")
+def build(program: str = "agent", cache: Path | None = None) -> Built:
+    """A program ("agent" or "launch"), from the cache or built now (once per process when
+    cache is None)."""
+    if cache is None and program in _built:
+        return _built[program]
+    result = _build(SOURCES[program], cache or images.cache_root() / "agent")
     if cache is None:
-        _built = result
+        _built[program] = result
     return result
 
 
-def _build(cache: Path) -> Built:
+def _build(source_file: Path, cache: Path) -> Built:
     cc = compiler()
     if cc is None:
         if os.environ.get("CC"):
             return Built(None, f"the C compiler $CC={os.environ['CC']} is not found")
         return Built(None, "no C compiler (cc, gcc or clang): install gcc for faster sandboxes")
-    source = SOURCE.read_bytes()
+    source = source_file.read_bytes()
     key = hashlib.sha256(source + b"\0" + os.fsencode(os.path.realpath(cc))).hexdigest()[:16]
-    binary = cache / f"rollbox-agent-{key}"
+    binary = cache / f"rollbox-{source_file.stem}-{key}"
     if binary.is_file() and os.access(binary, os.X_OK):
         return Built(binary)
     try:
@@ -75,7 +83,7 @@ def _build(cache: Path) -> Built:
         return Built(None, f"cannot write the agent's cache {cache}: {e.strerror}")
     try:
         proc = subprocess.run(
-            [cc, *CFLAGS, "-o", tmp, str(SOURCE)],
+            [cc, *CFLAGS, "-o", tmp, str(source_file)],
             capture_output=True,
             text=True,
             timeout=120,
@@ -83,11 +91,11 @@ def _build(cache: Path) -> Built:
         if proc.returncode != 0:
             lines = proc.stderr.strip().splitlines() or ["(no message)"]
             first = next((x for x in lines if "error" in x), lines[0])
-            return Built(None, f"{cc} could not build {SOURCE.name}: {first.strip()}")
+            return Built(None, f"{cc} could not build {source_file.name}: {first.strip()}")
         os.chmod(tmp, 0o755)
         os.replace(tmp, binary)  # atomic: a process that races this one gets a whole binary
     except (OSError, subprocess.TimeoutExpired) as e:
-        return Built(None, f"{cc} could not build {SOURCE.name}: {e}")
+        return Built(None, f"{cc} could not build {source_file.name}: {e}")
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

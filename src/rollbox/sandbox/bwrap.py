@@ -64,6 +64,7 @@ class Host:
     python_dirs: tuple[Path, ...]  # interpreter directories to make visible read-only
     chroot: str = "chroot"  # coreutils' chroot, used (as root) only to switch users
     agent: agentbuild.Built = agentbuild.NOT_BUILT  # the compiled agent, if there is one
+    launch: agentbuild.Built = agentbuild.NOT_BUILT  # the compiled launcher, if there is one
 
     def unenforced(self) -> list[str]:
         """Limits this host cannot enforce, each with the reason."""
@@ -121,7 +122,8 @@ def detect_host(config: BwrapConfig | None = None) -> Host:
         why,
         python_dirs,
         chroot or "chroot",
-        agentbuild.build(),
+        agentbuild.build("agent"),
+        agentbuild.build("launch"),
     )
     return _host
 
@@ -288,7 +290,11 @@ class BwrapSandbox(Sandbox):
         self, host: Host, tmp_dir: Path, ctl: Path, etc: Path, own_dir: Path, group: str
     ) -> None:
         info_r, info_w = os.pipe()
-        block_r, block_w = os.pipe()
+        # The start waits on the gate until the sandbox's cgroup is made and the agent will be in
+        # it: with the launcher, the launcher waits before it enters the cgroup and starts
+        # bubblewrap; without, bubblewrap waits (--block-fd) until the host has moved the agent.
+        gate_r, gate_w = os.pipe()
+        launch = host.launch.path if self._config.agent != "bash" else None
         seccomp_fds: tuple[int, ...] = ()
         filter_prog = seccomp.program()
         if filter_prog is not None:
@@ -353,17 +359,25 @@ class BwrapSandbox(Sandbox):
             "--setenv", "RB_REQ_FD", str(req_r),
             "--setenv", "RB_EVT_FD", str(evt_w),
             "--setenv", "RB_INFO_FD", str(info_w),
-            "--setenv", "RB_BLOCK_FD", str(block_r),
             *(["--seccomp", str(seccomp_fds[0])] if seccomp_fds else []),
             "--info-fd", str(info_w),
-            "--block-fd", str(block_r),
+            *([] if launch else ["--setenv", "RB_BLOCK_FD", str(gate_r),
+                                 "--block-fd", str(gate_r)]),
             *agent_argv,
         ]  # fmt: skip
         assert self._dir is not None
         log = open(self._dir / "agent.log", "wb")  # noqa: SIM115
         try:
             # Spawned from the event loop's thread: --die-with-parent follows that thread.
-            if host.uid is not None:
+            if launch is not None:
+                pre = [str(launch), "--wait-fd", str(gate_r)]
+                if host.cgroups.version:
+                    for entry in host.cgroups.entry_files(group):
+                        pre += ["--cgroup", str(entry)]
+                if host.uid is not None:
+                    pre += ["--user", f"{host.uid}:{host.uid}"]
+                args = [*pre, "--", *args]
+            elif host.uid is not None:
                 # coreutils' chroot to / only to switch users: Popen(user=...) cannot use
                 # vfork, and forking a process with a model loaded costs milliseconds.
                 ids = f"{host.uid}:{host.uid}"
@@ -373,35 +387,41 @@ class BwrapSandbox(Sandbox):
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=log,
-                pass_fds=(info_w, block_r, req_r, evt_w, *seccomp_fds),
+                pass_fds=(info_w, gate_r, req_r, evt_w, *seccomp_fds),
             )
+        except BaseException:
+            os.close(gate_w)
+            raise
         finally:
             log.close()
-            for fd in (info_w, block_r, req_r, evt_w, *seccomp_fds):
+            for fd in (info_w, gate_r, req_r, evt_w, *seccomp_fds):
                 os.close(fd)
         loop = asyncio.get_running_loop()
         self._exited = loop.create_future()
         self._pidfd = os.pidfd_open(self._proc.pid)
         loop.add_reader(self._pidfd, self._on_exit)
-        if host.cgroups.version:
-            # made while bubblewrap sets up (it waits on the block fd until the agent is in it)
-            lim = self.limits
-            self._group = host.cgroups.create(
-                group,
-                cgroups.Limits(memory_bytes=lim.memory_mb << 20, pids=lim.pids, cpus=lim.cpus),
-            )
         try:
-            info = await asyncio.wait_for(_read_json(info_r), timeout=10)
-        finally:
-            os.close(info_r)
-        try:
+            if host.cgroups.version:
+                # made while the launcher (or bubblewrap) starts, which waits at the gate
+                lim = self.limits
+                self._group = host.cgroups.create(
+                    group,
+                    cgroups.Limits(memory_bytes=lim.memory_mb << 20, pids=lim.pids, cpus=lim.cpus),
+                )
+            if launch is not None:
+                os.write(gate_w, b"1")  # the launcher enters the cgroup itself
+            try:
+                info = await asyncio.wait_for(_read_json(info_r), timeout=10)
+            finally:
+                os.close(info_r)
             if info is None:
                 raise ProcessLookupError
             self._agent_pid = int(str(info["child-pid"]))
             _live.add(self)
-            if self._group is not None:
-                self._group.add(self._agent_pid)
-            os.write(block_w, b"1")
+            if launch is None:
+                if self._group is not None:
+                    self._group.add(self._agent_pid)
+                os.write(gate_w, b"1")
         except (ProcessLookupError, BrokenPipeError):
             await asyncio.wait_for(asyncio.shield(self._exited), timeout=10)
             rc = self._proc.returncode
@@ -410,7 +430,7 @@ class BwrapSandbox(Sandbox):
                 f"bubblewrap failed to start the sandbox (exit {rc}): {detail}"
             ) from None
         finally:
-            os.close(block_w)
+            os.close(gate_w)  # (the only close of it: a second could hit a reused number)
         os.set_blocking(evt_r, False)
         self._ready = loop.create_future()
         loop.add_reader(evt_r, self._on_events)

@@ -273,6 +273,15 @@ class CgroupHost:
             return []
         return sorted(p.name for p in base.iterdir() if p.is_dir()) if base.is_dir() else []
 
+    def entry_files(self, name: str) -> list[Path]:
+        """The files a process writes "0" to, to move itself into group `name` (a process that
+        moves itself skips the kernel's global threadgroup lock; see launch.c)."""
+        if self.version == 1:
+            return [self.v1_roots[c] / GROUP / name / "tasks" for c in V1_CONTROLLERS]
+        if self.version == 2 and self.v2_root is not None:
+            return [self.v2_root / GROUP / name / "cgroup.procs"]
+        raise SandboxError(f"no usable cgroups on this host: {self.why_not}")
+
     def attach(self, name: str) -> Cgroup:
         """A handle on an existing group, without changing its limits."""
         obj: Cgroup
