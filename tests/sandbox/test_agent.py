@@ -261,3 +261,23 @@ async def test_a_cgroup_that_cannot_be_made_fails_the_start_and_leaves_nothing(
         with pytest.raises(SandboxError, match="refused for the test"):
             await make_sandbox(BwrapConfig(agent=agent), None)  # type: ignore[arg-type]
     assert set(host.cgroups.existing()) == before
+
+
+@needs_cc
+async def test_the_compiled_agent_cannot_be_stopped_or_killed_from_inside() -> None:
+    async with await make_sandbox(BwrapConfig(agent="compiled"), None) as sb:
+        res = await sb.exec("kill -STOP 1; kill -9 1; kill -9 -1; echo still; exit 4", timeout_s=5)
+        assert res.exit_code == 4 and res.stdout == "still\n" and res.wall_s < 2, res
+        res = await sb.exec("echo alive")
+        assert res.ok and res.stdout == "alive\n" and res.wall_s < 1, res
+
+
+async def test_a_killed_command_takes_its_process_group_and_the_agent_goes_on(
+    sandbox: Sandbox,
+) -> None:
+    res = await sandbox.exec("sleep 30 & sleep 30 & echo started; wait", timeout_s=0.5)
+    assert res.timed_out and res.stdout == "started\n", res
+    left = await sandbox.exec("ps -eo comm= | grep -c '^sleep$' || true")
+    assert left.stdout.strip() == "0", "the killed command's children live on"
+    again = await sandbox.exec(["true"])
+    assert again.ok

@@ -407,11 +407,13 @@ async def test_kill_everything_inside_spares_the_host(
     assert canaries.alive()
 
 
+@pytest.mark.parametrize("agent", ["compiled", "bash"])
 async def test_kill_everything_inside_is_reported_promptly(
-    sandboxes: Sandboxes,
+    sandboxes: Sandboxes, agent: str
 ) -> None:
     """Regression: `kill -9 -1` killed the agent's per-command supervisor, so exec() waited out
     the whole wall limit and reported a command that had exited at once as timed out."""
+    sandboxes.agent = agent
     sb = await sandboxes.open()
     res = await sb.exec("kill -9 -1; echo still here; exit 3", timeout_s=8)
     await sandboxes.close_and_check(sb)
@@ -422,12 +424,18 @@ async def test_kill_everything_inside_is_reported_promptly(
 
 
 @pytest.mark.slow
-async def test_killing_its_own_reporter_does_not_fake_success(sandboxes: Sandboxes) -> None:
+@pytest.mark.parametrize("agent", ["compiled", "bash"])
+async def test_killing_its_own_reporter_does_not_fake_success(
+    sandboxes: Sandboxes, agent: str
+) -> None:
+    sandboxes.agent = agent
     sb = await sandboxes.open()
-    for cmd in ("kill -9 $PPID; exit 0", "kill -9 -1; exit 0", "kill -STOP $PPID; exit 0"):
+    for cmd in ("kill -9 $PPID; exit 3", "kill -9 -1; exit 3", "kill -STOP $PPID; exit 3"):
         res = await sb.exec(cmd, timeout_s=3)
-        # never success: killed (the reporter is gone), or held until the wall limit
+        # never success: its own exit 3 (the compiled agent, PID 1, cannot be signalled from
+        # inside), killed (bash's per-command reporter is gone), or held until the wall limit
         assert not res.ok, f"{cmd!r} was reported as a success: {describe(res)}"
+        assert res.exit_code in (3, None), describe(res)
         assert res.wall_s < 3 + 3, describe(res)
     after = await sb.exec("echo alive")
     assert after.ok and after.stdout == "alive\n", describe(after)
@@ -497,10 +505,14 @@ exit 7
 """
 
 
-async def test_a_command_cannot_forge_its_result_through_the_agent(sandboxes: Sandboxes) -> None:
+@pytest.mark.parametrize("agent", ["compiled", "bash"])
+async def test_a_command_cannot_forge_its_result_through_the_agent(
+    sandboxes: Sandboxes, agent: str
+) -> None:
     """Regression: the agent (PID 1) ran as the commands' user and was ptrace-able, so a command
     could make it write 'done <id> 0' on the event pipe: exit 0 reported for a command that went
     on to exit 7. (gdb plays the attacker; ptrace of the agent itself is checked too.)"""
+    sandboxes.agent = agent
     sb = await sandboxes.open()
     has_gdb = await sb.exec("command -v gdb")
     if not has_gdb.ok:

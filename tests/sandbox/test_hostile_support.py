@@ -289,11 +289,13 @@ class Sandboxes:
     opened: list[Tracked] = field(default_factory=list)
     before: set[tuple[int, str]] = field(default_factory=set)
     allowed: set[int] = field(default_factory=set)  # host processes the test made on purpose
+    agent: str = "auto"  # the sandboxes' agent (BwrapConfig.agent)
 
     async def open(self, workspace: Path | None = None, **limits: float) -> Sandbox:
         base = dict(wall_s=30.0, cpu_s=30.0, memory_mb=256, pids=128, disk_mb=64)
         base.update(limits)
-        sb = await make_sandbox(BwrapConfig(), workspace, limits=Limits(**base))
+        config = BwrapConfig(agent=self.agent)  # type: ignore[arg-type]
+        sb = await make_sandbox(config, workspace, limits=Limits(**base))
         self.opened.append(Tracked.of(sb))
         return sb
 

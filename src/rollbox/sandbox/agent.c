@@ -1,27 +1,28 @@
 /* rollbox sandbox agent, compiled: PID 1 of a sandbox, started by bwrap.
  *
- * The same protocol as agent.sh (the fallback where no C compiler is found), in a process that
- * starts in a fraction of bash's time and forks a request's supervisor and command without
- * copying an interpreter. It runs the host's requests and reports on them; everything a command
- * starts is its descendant, so it shares the sandbox's namespaces, cgroup, dropped capabilities,
- * seccomp filter and no-new-privs.
+ * The protocol of agent.sh (the fallback where no C compiler is found), in one process that
+ * starts in a fraction of bash's time and supervises every command itself: one fork per command,
+ * no interpreter copied. Everything a command starts is its descendant, so it shares the
+ * sandbox's namespaces, cgroups, dropped capabilities, seccomp filter and no-new-privs.
  *
  * Requests arrive on fd $RB_REQ_FD, one line each:   run ID  |  kill ID  |  forget ID  |  exit
  * Events go to fd $RB_EVT_FD, one line each:         cpu ID USER SYS, done ID STATUS, killed ID
  * STATUS is the exit status, or 128+N for a command ended by signal N (bash's convention).
- * Each request has a supervisor (a process group of its own) that holds ID.life open while it
- * lives, so that the host sees it go even when a command kills it (`kill -9 -1`) before it could
- * report. A request's files are under $RB_CTL (read-only here): ID.req (cwd, "CPU FSIZE NOFILE",
- * argc, then argv and env NUL-separated; FSIZE in 1024-byte blocks), ID.out and ID.err (FIFOs
- * the host reads), ID.in (stdin, if any).
+ * A request's files are under $RB_CTL (read-only here): ID.req (cwd, "CPU FSIZE NOFILE", argc,
+ * then argv and env NUL-separated; FSIZE in 1024-byte blocks), ID.out and ID.err (FIFOs the host
+ * reads), ID.in (stdin, if any), ID.life (a FIFO held open until the command's report is sent,
+ * so that the host sees a reporter that is gone without a report).
  *
- * The agent and its supervisors are not dumpable (the binary is also execute-only): commands,
- * which run as the same user, cannot ptrace them or open their descriptors through /proc to
- * forge events. As PID 1 it reaps every orphan the sandbox leaves.
+ * Each command is a process group of its own (`kill ID` kills the group). Commands cannot stop
+ * or kill their reporter: signals from inside a PID namespace do not reach its PID 1 unless it
+ * handles them, and this one handles none but SIGCHLD (through a signalfd). It is not dumpable
+ * (and its binary is execute-only), so commands, which run as the same user, cannot ptrace it or
+ * open its descriptors through /proc to forge events. As PID 1 it reaps every orphan.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,7 +30,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
+#include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,10 +38,13 @@ extern char **environ;
 
 static int req_fd = -1, evt_fd = -1;
 static const char *ctl = "/run/rollbox";
+static sigset_t chld_mask; /* SIGCHLD: blocked here, read through a signalfd */
 
 struct job {
     char id[32];
-    pid_t pgid;
+    pid_t pgid;   /* the command's pid, leader of its process group; 0 if it never started */
+    int running;  /* not reported yet (its pid cannot have been reused) */
+    int life;     /* ID.life, held open until the report is sent; -1 after */
 };
 static struct job *jobs;
 static size_t n_jobs, cap_jobs;
@@ -75,35 +79,39 @@ static void event(const char *fmt, ...) {
     if (n > 0) write_all(evt_fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
-static void reap(int sig) {
-    (void)sig;
-    int saved = errno;
-    while (waitpid(-1, NULL, WNOHANG) > 0) {
-    }
-    errno = saved;
-}
-
-static struct job *find(const char *id) {
+static struct job *find_id(const char *id) {
     for (size_t i = 0; i < n_jobs; i++)
         if (strcmp(jobs[i].id, id) == 0) return &jobs[i];
     return NULL;
 }
 
-static void forget(const char *id) {
-    struct job *j = find(id);
-    if (j != NULL) *j = jobs[--n_jobs];
+static struct job *find_pid(pid_t pid) {
+    for (size_t i = 0; i < n_jobs; i++)
+        if (jobs[i].running && jobs[i].pgid == pid) return &jobs[i];
+    return NULL;
 }
 
-static void remember(const char *id, pid_t pgid) {
+static void forget(const char *id) {
+    struct job *j = find_id(id);
+    if (j == NULL) return;
+    if (j->life >= 0) close(j->life);
+    *j = jobs[--n_jobs];
+}
+
+static struct job *remember(const char *id) {
     if (n_jobs == cap_jobs) {
         size_t cap = cap_jobs ? cap_jobs * 2 : 64;
         struct job *more = realloc(jobs, cap * sizeof *jobs);
-        if (more == NULL) return; /* the command runs; it just cannot be killed by id */
+        if (more == NULL) return NULL;
         jobs = more;
         cap_jobs = cap;
     }
-    snprintf(jobs[n_jobs].id, sizeof jobs[n_jobs].id, "%s", id);
-    jobs[n_jobs++].pgid = pgid;
+    struct job *j = &jobs[n_jobs++];
+    snprintf(j->id, sizeof j->id, "%s", id);
+    j->pgid = 0;
+    j->running = 0;
+    j->life = -1;
+    return j;
 }
 
 static char *path_of(const char *id, const char *suffix, char *buf, size_t size) {
@@ -117,8 +125,7 @@ static char *slurp(const char *path, size_t *len) {
     if (fd < 0) return NULL;
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap + 1);
-    for (;;) {
-        if (buf == NULL) break;
+    while (buf != NULL) {
         if (n == cap) {
             char *more = realloc(buf, (cap *= 2) + 1);
             if (more == NULL) {
@@ -130,13 +137,11 @@ static char *slurp(const char *path, size_t *len) {
         }
         ssize_t r = read(fd, buf + n, cap - n);
         if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            if (r < 0) {
-                free(buf);
-                buf = NULL;
-            }
-            break;
+        if (r < 0) {
+            free(buf);
+            buf = NULL;
         }
+        if (r <= 0) break;
         n += (size_t)r;
     }
     close(fd);
@@ -155,6 +160,8 @@ static char *next_line(char **p, char *end) {
     return start;
 }
 
+/* ---- in the child: the command --------------------------------------------------------- */
+
 static void redirect(const char *path, int flags, int to) {
     int fd = open(path, flags | O_CLOEXEC);
     if (fd < 0) {
@@ -171,10 +178,15 @@ static void set_limit(int resource, rlim_t value, const char *what) {
         dprintf(2, "rollbox: cannot set the %s limit: %s\n", what, strerror(errno));
 }
 
-/* The command: stdio to the request's files, limits, cwd, exactly the environment asked for. */
+/* stdio to the request's files, limits, cwd, exactly the environment asked for, then exec. The
+ * agent's own descriptors are all close-on-exec. */
 static void command(const char *id, char *cwd, long cpu, long fsize, long nofile, char **argv,
                     char **envp) {
     char path[4096];
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL); /* the agent's blocked SIGCHLD is not for them */
+    setpgid(0, 0);
     path_of(id, ".in", path, sizeof path);
     redirect(access(path, F_OK) == 0 ? path : "/dev/null", O_RDONLY, 0);
     redirect(path_of(id, ".out", path, sizeof path), O_WRONLY, 1);
@@ -197,38 +209,60 @@ static void command(const char *id, char *cwd, long cpu, long fsize, long nofile
     _exit(126);
 }
 
-/* The supervisor of one request: a process group of its own, ID.life held open while it lives;
- * runs the command, then reports its CPU time and status. */
-static void supervise(const char *id) {
+/* ---- in the agent ---------------------------------------------------------------------- */
+
+static void report(struct job *j, int status, const struct rusage *ru) {
+    int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+    event("cpu %s %ld.%03ld %ld.%03ld\ndone %s %d\n", j->id, (long)ru->ru_utime.tv_sec,
+          (long)ru->ru_utime.tv_usec / 1000, (long)ru->ru_stime.tv_sec,
+          (long)ru->ru_stime.tv_usec / 1000, j->id, code);
+    if (j->life >= 0) close(j->life); /* after the report: the host reads the events first */
+    j->life = -1;
+    j->running = 0; /* its group may live on (background children): kill ID still reaches it */
+}
+
+/* A request that cannot be run: reported as exit 126 at once. */
+static void refuse(struct job *j) {
+    struct rusage none;
+    memset(&none, 0, sizeof none);
+    report(j, 126 << 8, &none);
+}
+
+static void run(const char *id) {
     char path[4096];
-    signal(SIGCHLD, SIG_DFL); /* its own child is waited for below, not reaped behind its back */
-    close(req_fd);
-    int life = open(path_of(id, ".life", path, sizeof path), O_WRONLY | O_CLOEXEC);
-    if (life < 0) _exit(1);
+    if (find_id(id) != NULL) return; /* ids are the host's, and never reused */
+    struct job *j = remember(id);
+    if (j == NULL) {
+        event("done %s 126\n", id);
+        return;
+    }
+    /* non-blocking: without the host's reader it fails at once instead of hanging the agent */
+    j->life = open(path_of(id, ".life", path, sizeof path), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
     size_t len = 0;
     char *req = slurp(path_of(id, ".req", path, sizeof path), &len);
     if (req == NULL) {
-        event("done %s 126\n", id);
-        _exit(0);
+        refuse(j);
+        return;
     }
     char *p = req, *end = req + len;
     char *cwd = next_line(&p, end), *lims = next_line(&p, end), *argc_s = next_line(&p, end);
     long cpu = 0, fsize = 0, nofile = 0, argc = 0;
-    if (cwd == NULL || lims == NULL || argc_s == NULL ||
-        sscanf(lims, "%ld %ld %ld", &cpu, &fsize, &nofile) != 3 ||
-        sscanf(argc_s, "%ld", &argc) != 1 || argc < 1) {
-        event("done %s 126\n", id);
-        _exit(0);
-    }
-    /* the NUL-separated strings: argc of argv, the rest the environment */
     size_t n = 0;
     for (char *s = p; s < end; s += strlen(s) + 1) n++;
-    if ((long)n < argc) {
-        event("done %s 126\n", id);
-        _exit(0);
+    if (cwd == NULL || lims == NULL || argc_s == NULL ||
+        sscanf(lims, "%ld %ld %ld", &cpu, &fsize, &nofile) != 3 ||
+        sscanf(argc_s, "%ld", &argc) != 1 || argc < 1 || (long)n < argc) {
+        free(req);
+        refuse(j);
+        return;
     }
+    /* the NUL-separated strings: argc of argv, the rest the environment, each NULL-ended */
     char **strs = calloc(n + 2, sizeof *strs);
-    if (strs == NULL) _exit(1);
+    if (strs == NULL) {
+        free(req);
+        refuse(j);
+        return;
+    }
     size_t i = 0;
     for (char *s = p; s < end; s += strlen(s) + 1) strs[i++] = s;
     char **argv = strs, **envp = strs + argc + 1;
@@ -236,41 +270,27 @@ static void supervise(const char *id) {
     argv[argc] = NULL;
     envp[n - (size_t)argc] = NULL;
 
-    pid_t child = fork();
-    if (child < 0) {
-        event("done %s 126\n", id);
-        _exit(0);
-    }
-    if (child == 0) {
-        close(life);
-        close(evt_fd);
-        command(id, cwd, cpu, fsize, nofile, argv, envp);
-    }
-    int status = 0;
-    struct rusage ru;
-    memset(&ru, 0, sizeof ru);
-    while (wait4(child, &status, 0, &ru) < 0) {
-        if (errno != EINTR) break;
-    }
-    int code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
-    event("cpu %s %ld.%03ld %ld.%03ld\ndone %s %d\n", id, (long)ru.ru_utime.tv_sec,
-          (long)ru.ru_utime.tv_usec / 1000, (long)ru.ru_stime.tv_sec,
-          (long)ru.ru_stime.tv_usec / 1000, id, code);
-    _exit(0);
-}
-
-static void run(const char *id) {
     pid_t pid = fork();
+    if (pid == 0) command(id, cwd, cpu, fsize, nofile, argv, envp);
+    free(strs);
+    free(req);
     if (pid < 0) {
-        event("done %s 126\n", id);
+        refuse(j);
         return;
     }
-    if (pid == 0) {
-        setpgid(0, 0);
-        supervise(id);
-    }
     setpgid(pid, pid); /* whichever of the two runs first */
-    remember(id, pid);
+    j->pgid = pid;
+    j->running = 1;
+}
+
+static void reap(void) {
+    int status;
+    struct rusage ru;
+    pid_t pid;
+    while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+        struct job *j = find_pid(pid);
+        if (j != NULL) report(j, status, &ru); /* else an orphan the sandbox left: reaped */
+    }
 }
 
 static void handle(char *line) {
@@ -281,10 +301,10 @@ static void handle(char *line) {
     if (strcmp(verb, "run") == 0) {
         run(id);
     } else if (strcmp(verb, "kill") == 0) {
-        struct job *j = find(id);
-        if (j != NULL) kill(-j->pgid, SIGKILL);
-        forget(id);
+        struct job *j = find_id(id);
+        if (j != NULL && j->pgid > 0) kill(-j->pgid, SIGKILL);
         event("killed %s\n", id);
+        forget(id); /* its exit, when reaped, is not reported: "killed" was */
     } else if (strcmp(verb, "forget") == 0) {
         forget(id);
     }
@@ -302,20 +322,34 @@ int main(void) {
         fprintf(stderr, "rollbox agent: RB_REQ_FD and RB_EVT_FD must name open descriptors\n");
         return 2;
     }
-    /* commands must not inherit the agent's pipes: only supervisors (which fork, not exec) do */
+    /* commands must not inherit the agent's descriptors */
     fcntl(req_fd, F_SETFD, FD_CLOEXEC);
     fcntl(evt_fd, F_SETFD, FD_CLOEXEC);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = reap;
-    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGCHLD, &sa, NULL);
+    sigemptyset(&chld_mask);
+    sigaddset(&chld_mask, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &chld_mask, NULL);
+    int sig_fd = signalfd(-1, &chld_mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    if (sig_fd < 0) {
+        perror("rollbox agent: signalfd");
+        return 2;
+    }
 
     event("ready\n"); /* the container is set up: create() returns only now */
     char buf[65536];
     size_t have = 0;
+    struct pollfd fds[2] = {{.fd = req_fd, .events = POLLIN}, {.fd = sig_fd, .events = POLLIN}};
     for (;;) {
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            return 1;
+        }
+        if (fds[1].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            while (read(sig_fd, &si, sizeof si) == sizeof si) {
+            }
+            reap();
+        }
+        if (!(fds[0].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         ssize_t n = read(req_fd, buf + have, sizeof buf - 1 - have);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break; /* the host is gone */

@@ -49,6 +49,7 @@ BASE_PATH = "/usr/local/bin:/usr/bin:/bin"
 CPU_POLL_S = 0.05
 KILLED = -1  # the status of a command the agent killed on our request
 START_TIMEOUT_S = 60.0
+EXIT_WAIT_S = 2.0  # how long close() waits for bubblewrap to follow its killed child out
 _ids = itertools.count(1)
 
 
@@ -457,10 +458,14 @@ class BwrapSandbox(Sandbox):
                 fut.set_exception(SandboxError("the sandbox was closed"))
                 fut.exception()  # whoever waits still gets it; nobody waiting is no error
         if self._agent_pid is not None:
-            # PID 1 gone: the kernel kills everything else in its PID namespace
+            # PID 1 gone: the kernel kills everything else in its PID namespace, and bubblewrap
+            # exits once its child has (so when it has, nothing of the sandbox runs any more)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(self._agent_pid, signal.SIGKILL)
         if self._proc is not None and self._exited is not None:
+            if self._agent_pid is not None:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(self._exited), EXIT_WAIT_S)
             if self._proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
                     self._proc.kill()

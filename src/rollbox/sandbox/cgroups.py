@@ -106,6 +106,9 @@ class Cgroup(abc.ABC):
 
     def destroy(self) -> None:
         """Kill what is left, then remove the group. Idempotent."""
+        with contextlib.suppress(OSError):
+            self._remove_dirs()  # the kernel refuses (EBUSY) while a process is in it
+            return
         with contextlib.suppress(FileNotFoundError):
             self.kill_all()
         deadline = time.monotonic() + 5.0
