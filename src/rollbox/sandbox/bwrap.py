@@ -156,7 +156,6 @@ HOST_ETC = (
 )  # fmt: skip
 
 
-_SYSTEM: list[str] | None = None
 _ETC_FILES = {
     "passwd": f"root:x:0:0:root:/root:/bin/bash\nsandbox:x:{SANDBOX_UID}:{SANDBOX_UID}:"
     "sandbox:/tmp:/bin/bash\nsandbox:x:65534:65534:sandbox:/tmp:/bin/bash\n",
@@ -306,27 +305,9 @@ class BwrapSandbox(Sandbox):
         req_r, req_w = os.pipe()
         evt_r, evt_w = os.pipe()
         self._req_w, self._evt_r = req_w, evt_r
-        global _SYSTEM
-        if _SYSTEM is None:
-            _SYSTEM = _system_binds()
-        # A user namespace of the sandbox's own, where nobody has capabilities and no further
-        # user namespace can be made; as root, bubblewrap itself runs as an unprivileged uid.
-        uid = str(SANDBOX_UID)
-        ns = ["--unshare-all", "--unshare-user", "--disable-userns",
-              "--uid", uid, "--gid", uid, "--cap-drop", "ALL"]  # fmt: skip
-        args = [
-            host.bwrap,
-            *ns,
-            "--die-with-parent",
-            "--new-session",
-            "--as-pid-1",
-            "--hostname", "sandbox",
-            *_SYSTEM,
-            "--ro-bind", str(etc), "/etc",
-        ]  # fmt: skip
-        made: set[Path] = set()
-        for inside, source in _python_binds(own_dir, host):
-            args += [*_parents(inside, made), "--ro-bind", str(source), str(inside)]
+        head, made_before = _common_args(host, etc, own_dir)
+        args = list(head)
+        made = set(made_before)
         args += [
             "--proc", "/proc",
             "--dev", "/dev",
@@ -462,23 +443,29 @@ class BwrapSandbox(Sandbox):
             # exits once its child has (so when it has, nothing of the sandbox runs any more)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(self._agent_pid, signal.SIGKILL)
-        if self._proc is not None and self._exited is not None:
-            if self._agent_pid is not None:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(self._exited), EXIT_WAIT_S)
-            if self._proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    self._proc.kill()
-            await self._exited
-        for fd in (self._req_w, self._evt_r):
-            if fd is not None:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        await asyncio.to_thread(self._remove_files)
+        # The host's mounts and files go meanwhile: the container has mounts of its own (its
+        # copies of them keep what they show alive until it is gone), so none of it is busy.
+        files = asyncio.ensure_future(asyncio.to_thread(self._remove_files))
+        try:
+            if self._proc is not None and self._exited is not None:
+                if self._agent_pid is not None:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(asyncio.shield(self._exited), EXIT_WAIT_S)
+                if self._proc.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        self._proc.kill()
+                await self._exited
+            for fd in (self._req_w, self._evt_r):
+                if fd is not None:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+        finally:
+            await files
+        # the group last: empty once bubblewrap is gone (else destroy() kills what is left)
+        if self._group is not None and not self._group.remove_if_empty():
+            await asyncio.to_thread(self._group.destroy)
 
     def _remove_files(self) -> None:
-        if self._group is not None:
-            self._group.destroy()  # kills whatever is left in the group first, then removes it
         for point in reversed(self._host_mounts):
             with contextlib.suppress(OSError):
                 layers.umount(point)
@@ -712,6 +699,18 @@ class BwrapSandbox(Sandbox):
         return _BwrapSnapshot(self._config, store, layer, self._mounts, self.limits)
 
 
+def _write_new(path: str, data: bytes, mode: int) -> None:
+    """Create a file with `data` (raw system calls: this runs for every command)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    os.chmod(path, mode)  # whatever the umask took away
+
+
 STREAM = object()  # stdin that the caller streams (spawn) rather than gives up front
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -749,8 +748,7 @@ class _Request:
         self.on_output: asyncio.Event = asyncio.Event()
 
     def prepare(self, body: bytes, stdin: bytes | object | None, uid: int | None) -> None:
-        with open(self._base + ".req", "wb") as f:
-            f.write(body)
+        _write_new(self._base + ".req", body, 0o644)
         for suffix in (".out", ".err", ".life"):
             os.mkfifo(self._base + suffix, 0o600)
             if uid is not None:
@@ -765,9 +763,7 @@ class _Request:
             # read-write, so that opening does not wait for the reader and we can hold it
             self.stdin_fd = os.open(self._base + ".in", os.O_RDWR | os.O_CLOEXEC)
         elif isinstance(stdin, bytes):
-            with open(self._base + ".in", "wb") as f:
-                f.write(stdin)
-            os.chmod(self._base + ".in", 0o644)
+            _write_new(self._base + ".in", stdin, 0o644)
         for i, fd in enumerate(self._fds[:2]):
             self._loop.add_reader(fd, self._read, i)
         self._loop.add_reader(self._fds[2], self._on_life)
@@ -967,6 +963,36 @@ def _execute_only_copy(source: Path, path: Path) -> Path:
 
 def _unreadable(directory: str, names: list[str]) -> list[str]:
     return [n for n in names if not os.access(os.path.join(directory, n), os.R_OK)]
+
+
+_COMMON: dict[tuple[str, Path, Path, int], tuple[list[str], frozenset[Path]]] = {}
+
+
+def _common_args(host: Host, etc: Path, own_dir: Path) -> tuple[list[str], frozenset[Path]]:
+    """The start of every sandbox's bubblewrap arguments (the same for all of one rollbox
+    process's sandboxes: made once per state directory), and the directories they create."""
+    key = (host.bwrap, etc, own_dir, os.stat(own_dir).st_ino)
+    if key not in _COMMON:
+        # A user namespace of the sandbox's own, where nobody has capabilities and no further
+        # user namespace can be made; as root, bubblewrap itself runs as an unprivileged uid.
+        uid = str(SANDBOX_UID)
+        ns = ["--unshare-all", "--unshare-user", "--disable-userns",
+              "--uid", uid, "--gid", uid, "--cap-drop", "ALL"]  # fmt: skip
+        args = [
+            host.bwrap,
+            *ns,
+            "--die-with-parent",
+            "--new-session",
+            "--as-pid-1",
+            "--hostname", "sandbox",
+            *_system_binds(),
+            "--ro-bind", str(etc), "/etc",
+        ]  # fmt: skip
+        made: set[Path] = set()
+        for inside, source in _python_binds(own_dir, host):
+            args += [*_parents(inside, made), "--ro-bind", str(source), str(inside)]
+        _COMMON[key] = (args, frozenset(made))
+    return _COMMON[key]
 
 
 def _python_binds(own_dir: Path, host: Host) -> list[tuple[Path, Path]]:

@@ -32,17 +32,27 @@ def _swap_total() -> int:
 _HAS_SWAP = _swap_total() > 0
 
 
-def _write(path: Path, value: str) -> None:
-    with open(path, "w") as f:
-        f.write(value)
+def _write(path: Path | str, value: str) -> None:
+    # raw system calls: these run several times per command, and a file object costs more
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
 
 
-def _read(path: Path) -> str:
-    with open(path) as f:
-        return f.read()
+def _read(path: Path | str) -> str:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks).decode()
+    finally:
+        os.close(fd)
 
 
-def _kv(path: Path) -> dict[str, int]:
+def _kv(path: Path | str) -> dict[str, int]:
     out: dict[str, int] = {}
     with contextlib.suppress(OSError):
         for line in _read(path).splitlines():
@@ -104,10 +114,17 @@ class Cgroup(abc.ABC):
                 raise SandboxError(f"processes of cgroup {self.name} survive SIGKILL: {pids}")
             time.sleep(0.002)
 
+    def remove_if_empty(self) -> bool:
+        """Remove the group unless a process is still in it (the kernel refuses then)."""
+        try:
+            self._remove_dirs()
+        except OSError:
+            return False
+        return True
+
     def destroy(self) -> None:
         """Kill what is left, then remove the group. Idempotent."""
-        with contextlib.suppress(OSError):
-            self._remove_dirs()  # the kernel refuses (EBUSY) while a process is in it
+        if self.remove_if_empty():
             return
         with contextlib.suppress(FileNotFoundError):
             self.kill_all()
@@ -131,8 +148,7 @@ class Limits:
 
 class CgroupV1(Cgroup):
     def __init__(self, roots: dict[str, Path], name: str, limits: Limits) -> None:
-        self.name = name
-        self.dirs = {c: roots[c] / GROUP / name for c in V1_CONTROLLERS}
+        self._name(roots, name)
         try:
             for d in self.dirs.values():
                 d.mkdir(parents=True, exist_ok=True)
@@ -147,6 +163,14 @@ class CgroupV1(Cgroup):
             self._remove_dirs_quietly()
             raise SandboxError(f"could not set up cgroup {name}: {e}") from e
 
+    def _name(self, roots: dict[str, Path], name: str) -> None:
+        self.name = name
+        self.dirs = {c: roots[c] / GROUP / name for c in V1_CONTROLLERS}
+        # the files read or written around every command, as strings made once
+        self._usage = str(self.dirs["cpuacct"] / "cpuacct.usage")
+        self._peak = str(self.dirs["memory"] / "memory.max_usage_in_bytes")
+        self._oom = str(self.dirs["memory"] / "memory.oom_control")
+
     def add(self, pid: int) -> None:
         for d in self.dirs.values():
             _write(d / "cgroup.procs", str(pid))
@@ -159,17 +183,17 @@ class CgroupV1(Cgroup):
         return sorted(seen)
 
     def cpu_s(self) -> float:
-        return int(_read(self.dirs["cpuacct"] / "cpuacct.usage")) / 1e9
+        return int(_read(self._usage)) / 1e9
 
     def peak_memory_kb(self) -> int | None:
-        return int(_read(self.dirs["memory"] / "memory.max_usage_in_bytes")) // 1024
+        return int(_read(self._peak)) // 1024
 
     def reset_peak(self) -> None:
         with contextlib.suppress(OSError):
-            _write(self.dirs["memory"] / "memory.max_usage_in_bytes", "0")
+            _write(self._peak, "0")
 
     def oom_kills(self) -> int:
-        return _kv(self.dirs["memory"] / "memory.oom_control").get("oom_kill", 0)
+        return _kv(self._oom).get("oom_kill", 0)
 
     def memory_kb(self) -> int:
         return int(_read(self.dirs["memory"] / "memory.usage_in_bytes")) // 1024
@@ -290,8 +314,7 @@ class CgroupHost:
         obj: Cgroup
         if self.version == 1:
             obj = CgroupV1.__new__(CgroupV1)
-            obj.name = name
-            obj.dirs = {c: self.v1_roots[c] / GROUP / name for c in V1_CONTROLLERS}
+            obj._name(self.v1_roots, name)
         else:
             assert self.v2_root is not None
             obj = CgroupV2.__new__(CgroupV2)
