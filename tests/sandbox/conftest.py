@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from rollbox.sandbox import BwrapConfig, Limits, Sandbox, make_sandbox
+from rollbox.sandbox import BwrapConfig, Limits, Sandbox, agentbuild, make_sandbox
 
 
 @pytest.fixture(params=["compiled", "bash"])
 async def sandbox(tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Sandbox]:
     """A sandbox with each agent: the compiled one (the default) and the bash fallback."""
+    if request.param == "compiled" and agentbuild.compiler() is None:
+        pytest.skip("no C compiler here: only the bash agent")
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "hello.txt").write_text("hello from the workspace\n")
