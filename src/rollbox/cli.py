@@ -628,8 +628,8 @@ def doctor(
     missing = [c for c in checks if not c.ok]
     if missing:
         out.print(
-            f"{len(missing)} mechanism(s) not active: sandboxes refuse to start with limits "
-            "that are not enforced unless allowed explicitly (allow_unenforced)."
+            f"{len(missing)} mechanism(s) not active (above). A sandbox refuses to start when a "
+            "limit it is given is not enforced, unless that is allowed (allow_unenforced)."
         )
 
 

@@ -138,9 +138,19 @@ async def test_many_commands_at_once_each_get_their_own_result(sandbox: Sandbox)
 
 
 @needs_cc
-def test_doctor_names_the_agent() -> None:
-    check = next(c for c in host_checks() if c.name == "agent")
-    assert check.ok and "compiled" in check.detail
+def test_doctor_names_the_agent_and_the_launcher() -> None:
+    checks = {c.name: c for c in host_checks()}
+    assert checks["agent"].ok and "compiled" in checks["agent"].detail
+    assert checks["launcher"].ok and "compiled" in checks["launcher"].detail
+
+
+def test_doctor_says_when_the_bash_agent_stands_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = agentbuild.Built(None, "no C compiler (test)")
+    monkeypatch.setattr(agentbuild, "_built", {"agent": missing, "launch": missing})
+    checks = {c.name: c for c in host_checks()}
+    assert not checks["agent"].ok and "bash" in checks["agent"].detail
+    assert "no C compiler (test)" in checks["agent"].detail
+    assert not checks["launcher"].ok and "chroot" in checks["launcher"].detail
 
 
 # ---- the launcher ---------------------------------------------------------------------------

@@ -61,14 +61,20 @@ def host_checks() -> list[Check]:
     )
     from rollbox.sandbox import agentbuild
 
-    built = agentbuild.build()
+    agent, launch = agentbuild.build("agent"), agentbuild.build("launch")
+    if agent.path is not None:
+        detail = f"compiled (agent.c), cached in {agent.path.parent}"
+    else:
+        detail = f"bash (agent.sh), slower to start and to run each command: {agent.why_not}"
+    checks.append(Check("agent", agent.path is not None, detail))
     checks.append(
         Check(
-            "agent",
-            built.path is not None,
-            f"compiled ({built.path})"
-            if built.path is not None
-            else f"bash (agent.sh), slower to start and to run each command: {built.why_not}",
+            "launcher",
+            launch.path is not None,
+            "compiled (launch.c): bubblewrap and the agent are born in the sandbox's cgroups"
+            if launch.path is not None
+            else "chroot --userspec, and the agent is moved into its cgroups by pid (slower, "
+            f"and the first move after a pause waits for the kernel): {launch.why_not}",
         )
     )
     host = cgroups.detect()
