@@ -293,3 +293,17 @@ async def test_a_killed_command_takes_its_process_group_and_the_agent_goes_on(
     assert left.stdout.strip() == "0", "the killed command's children live on"
     again = await sandbox.exec(["true"])
     assert again.ok
+
+
+@needs_cc
+def test_a_cache_others_can_write_is_not_used(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    built = agentbuild.build("launch", cache)
+    assert built.path is not None, built.why_not
+    os.chmod(cache, 0o777)
+    refused = agentbuild.build("launch", cache)
+    assert refused.path is None and "writable by others (mode 777)" in refused.why_not
+    os.chmod(cache, 0o755)
+    os.chmod(built.path, 0o777)  # a planted or loosened binary is built again, not run
+    rebuilt = agentbuild.build("launch", cache)
+    assert rebuilt.path == built.path and rebuilt.path.stat().st_mode & 0o777 == 0o755

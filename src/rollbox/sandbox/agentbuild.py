@@ -64,6 +64,16 @@ def build(program: str = "agent", cache: Path | None = None) -> Built:
     return result
 
 
+def _writable_by_others(path: Path) -> str:
+    """Why someone other than us could change `path` ("" if nobody can)."""
+    st = path.stat()
+    if st.st_uid != os.geteuid():
+        return f"belongs to uid {st.st_uid}, not to us"
+    if st.st_mode & 0o022:
+        return f"is writable by others (mode {st.st_mode & 0o7777:o})"
+    return ""
+
+
 def _build(source_file: Path, cache: Path) -> Built:
     cc = compiler()
     if cc is None:
@@ -73,10 +83,17 @@ def _build(source_file: Path, cache: Path) -> Built:
     source = source_file.read_bytes()
     key = hashlib.sha256(source + b"\0" + os.fsencode(os.path.realpath(cc))).hexdigest()[:16]
     binary = cache / f"rollbox-{source_file.stem}-{key}"
-    if binary.is_file() and os.access(binary, os.X_OK):
+    try:
+        cache.mkdir(parents=True, exist_ok=True, mode=0o755)
+    except OSError as e:
+        return Built(None, f"cannot write the agent's cache {cache}: {e.strerror}")
+    # The launcher runs as root when rollbox does: only a cache nobody else can write is used.
+    untrusted = _writable_by_others(cache)
+    if untrusted:
+        return Built(None, f"the agent's cache {cache} {untrusted}: not using it")
+    if binary.is_file() and not _writable_by_others(binary) and os.access(binary, os.X_OK):
         return Built(binary)
     try:
-        cache.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f"{binary.name}.", dir=cache)
         os.close(fd)
     except OSError as e:

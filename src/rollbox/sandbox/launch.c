@@ -67,17 +67,19 @@ static void wait_for(const char *fd_s) {
 }
 
 int main(int argc, char **argv) {
-    const char *user = NULL;
-    int i = 1;
+    const char *user = NULL, *wait_fd = NULL;
+    const char **cgroups = calloc((size_t)argc, sizeof *cgroups);
+    int i = 1, n_cgroups = 0;
+    if (cgroups == NULL) fail("out of memory", "");
     for (; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0) {
             i++;
             break;
         }
         if (strcmp(argv[i], "--wait-fd") == 0 && i + 1 < argc) {
-            wait_for(argv[++i]);
+            wait_fd = argv[++i];
         } else if (strcmp(argv[i], "--cgroup") == 0 && i + 1 < argc) {
-            enter(argv[++i]);
+            cgroups[n_cgroups++] = argv[++i];
         } else if (strcmp(argv[i], "--user") == 0 && i + 1 < argc) {
             user = argv[++i];
         } else {
@@ -89,6 +91,9 @@ int main(int argc, char **argv) {
         errno = EINVAL;
         fail("no command after", "--");
     }
+    /* in this order, whatever the order of the options: the gate, the cgroups, the user */
+    if (wait_fd != NULL) wait_for(wait_fd);
+    for (int k = 0; k < n_cgroups; k++) enter(cgroups[k]);
     if (user != NULL) become(user);
     execvp(argv[i], argv + i);
     fail("cannot run", argv[i]);
