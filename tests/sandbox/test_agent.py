@@ -254,13 +254,18 @@ async def test_everything_in_a_sandbox_is_in_its_cgroups(agent: str) -> None:
             assert set(inside) <= members, (d, inside, members)
 
 
+def _host_with_cgroups() -> bwrap_mod.Host:
+    host = bwrap_mod.detect_host()
+    if not host.cgroups.version:
+        pytest.skip("no cgroups on this host")
+    return host
+
+
 @needs_cc
 async def test_a_launcher_that_cannot_enter_the_cgroup_fails_the_start_plainly(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    host = bwrap_mod.detect_host()
-    if not host.cgroups.version:
-        pytest.skip("no cgroups on this host")
+    host = _host_with_cgroups()
     monkeypatch.setattr(
         type(host.cgroups), "entry_files", lambda self, name: [Path("/nonexistent/x/tasks")]
     )
@@ -271,9 +276,7 @@ async def test_a_launcher_that_cannot_enter_the_cgroup_fails_the_start_plainly(
 async def test_a_cgroup_that_cannot_be_made_fails_the_start_and_leaves_nothing(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    host = bwrap_mod.detect_host()
-    if not host.cgroups.version:
-        pytest.skip("no cgroups on this host")
+    host = _host_with_cgroups()
     before = set(host.cgroups.existing())
 
     def refuse(self: object, name: str, limits: object) -> object:
