@@ -325,3 +325,18 @@ def test_a_cache_others_can_write_is_not_used(tmp_path: Path) -> None:
     os.chmod(built.path, 0o777)  # a planted or loosened binary is built again, not run
     rebuilt = agentbuild.build("launch", cache)
     assert rebuilt.path == built.path and rebuilt.path.stat().st_mode & 0o777 == 0o755
+
+
+async def test_output_after_killing_the_bash_reporter_is_kept_and_limits_still_hold() -> None:
+    """Under the bash agent a command can kill its per-command reporter (`kill -9 -1`); what it
+    prints afterwards is still its output, and it is still held to its wall limit."""
+    async with await make_sandbox(BwrapConfig(agent="bash"), None) as sb:
+        res = await sb.exec("kill -9 -1; sleep 0.3; echo late; exit 3", timeout_s=5)
+        assert res.stdout == "late\n" and not res.timed_out and res.signal == 9, res
+        res = await sb.exec("kill -9 -1; exec sleep 100", timeout_s=1)
+        assert res.timed_out and res.wall_s < 3, res
+        left = await sb.exec(
+            "for i in $(seq 50); do n=$(ps -eo comm= | grep -c '^sleep$'); "
+            '[ "$n" = 0 ] && break; sleep 0.02; done; echo $n'
+        )
+        assert left.stdout.strip() == "0", "the command outlived its time-out"

@@ -549,6 +549,16 @@ class BwrapSandbox(Sandbox):
                     if group is not None and group.cpu_s() - cpu0 > cpu:
                         timed_out = True
                         break
+            # The command killed its reporter (`kill -9 -1` under the bash agent) and may still
+            # run: its output is whole once it lets go of it, within the same limits.
+            while req.reporter_lost and not timed_out and not req.output_closed.is_set():
+                left = deadline - time.monotonic()
+                if left <= 0 or (group is not None and group.cpu_s() - cpu0 > cpu):
+                    timed_out = True
+                    break
+                with contextlib.suppress(TimeoutError):
+                    step = min(left, CPU_POLL_S) if group else left
+                    await asyncio.wait_for(req.output_closed.wait(), timeout=step)
             if timed_out:
                 status = await req.kill()
         finally:
@@ -746,6 +756,9 @@ class _Request:
         self._fds: list[int] = []
         self._finished = False
         self.on_output: asyncio.Event = asyncio.Event()
+        self.output_closed: asyncio.Event = asyncio.Event()  # EOF on both stdout and stderr
+        self._open_outputs = 2
+        self.reporter_lost = False  # its reporter went without a report (bash agent only)
 
     def prepare(self, body: bytes, stdin: bytes | object | None, uid: int | None) -> None:
         _write_new(self._base + ".req", body, 0o644)
@@ -781,6 +794,7 @@ class _Request:
         self._loop.remove_reader(self._fds[2])
         self._drain_events()
         if not self.done.done():
+            self.reporter_lost = True
             self.done.set_result(KILLED)  # killed from inside before it could report
 
     def send(self) -> None:
@@ -797,6 +811,9 @@ class _Request:
                 chunk = b""
             if not chunk:
                 self._loop.remove_reader(fd)
+                self._open_outputs -= 1
+                if self._open_outputs == 0:
+                    self.output_closed.set()
                 return
             room = self._cap - len(self.bufs[i])
             if len(chunk) > room:
