@@ -278,22 +278,28 @@ def _replicate(src: Path, dst: Path) -> None:
         os.chmod(dst, stat.S_IMODE(st.st_mode))
 
 
+# the launcher's options and how many arguments each takes
+_LAUNCHER_ARITY = {"--wait-fd": 1, "--cgroup": 1, "--user": 1, "--private-mounts": 0,
+                   "--mount": 3, "--mkdir": 3}  # fmt: skip
+
+
 def _user_switch(prefix: list[str]) -> list[str]:
     """What runs bwrap, for the baseline: rollbox's launcher (`rollbox-launch [--wait-fd FD]
-    [--cgroup FILE]... [--user UID:GID] --`) becomes just its switch of user, as coreutils'
-    chroot does it; anything else is kept as it is."""
+    [--cgroup FILE]... [--private-mounts] [--mount|--mkdir A B C]... [--user UID:GID] --`)
+    becomes just its switch of user, as coreutils' chroot does it (its cgroups and workspace
+    mounts are the backend's own work); anything else is kept as it is."""
     if not prefix or not Path(prefix[0]).name.startswith("rollbox-launch"):
         return prefix
     user = None
     i = 1
     while i < len(prefix) and prefix[i] != "--":
-        if prefix[i] == "--user":
-            user = prefix[i + 1]
-        elif prefix[i] not in ("--wait-fd", "--cgroup"):
+        if prefix[i] not in _LAUNCHER_ARITY:
             raise RuntimeError(
                 f"the launcher is given {prefix[i]!r}, which the baseline cannot read"
             )
-        i += 2
+        if prefix[i] == "--user":
+            user = prefix[i + 1]
+        i += 1 + _LAUNCHER_ARITY[prefix[i]]
     if user is None:
         return []
     chroot = shutil.which("chroot", path="/usr/sbin:/sbin:/usr/bin:/bin") or "chroot"
@@ -321,6 +327,7 @@ class BareBwrap:
         sandbox_dir: Path,
         root: Path,
         seccomp_program: bytes | None = None,
+        view: Path | None = None,
     ) -> None:
         try:
             at = next(i for i, a in enumerate(argv) if a == bwrap_path or Path(a).name == "bwrap")
@@ -359,6 +366,12 @@ class BareBwrap:
         root.mkdir(parents=True, exist_ok=True)
         os.chmod(root, 0o711)
         prefix = str(sandbox_dir)
+        # what the launcher mounted in its own namespace is seen through `view` (the
+        # /proc/PID/root of the sandbox's bubblewrap), the rest directly
+
+        def seen(p: Path) -> Path:
+            return p if p.exists() or view is None else Path(f"{view}{p}")
+
         for k, a in enumerate(out):
             if a == prefix or a.startswith(prefix + "/"):
                 rel = Path(a).relative_to(sandbox_dir)
@@ -366,13 +379,13 @@ class BareBwrap:
                 for part in rel.parts[:-1]:
                     src, dst = src / part, dst / part
                     if not dst.exists():
-                        st = os.stat(src)
+                        st = os.stat(seen(src))
                         dst.mkdir()
                         os.chown(dst, st.st_uid, st.st_gid)
                         os.chmod(dst, stat.S_IMODE(st.st_mode))
                 target = root / rel
                 if not target.exists() and not target.is_symlink():
-                    _replicate(Path(a), target)
+                    _replicate(seen(Path(a)), target)
                 out[k] = str(target)
         st = os.stat(sandbox_dir)
         os.chown(root, st.st_uid, st.st_gid)
@@ -443,7 +456,9 @@ async def _bare_bwrap(config: BwrapConfig, root: Path) -> BareBwrap:
         sandbox_dir = getattr(sb, "_dir", None)
         if sandbox_dir is None:
             raise RuntimeError("the sandbox has no _dir to take its bound directories from")
-        bare = BareBwrap(seen[0], bwrap_path, Path(sandbox_dir), root, seccomp.program())
+        proc = getattr(sb, "_proc", None)
+        view = Path(f"/proc/{proc.pid}/root") if proc is not None else None
+        bare = BareBwrap(seen[0], bwrap_path, Path(sandbox_dir), root, seccomp.program(), view)
         system = bwrap._system_binds()
         if not any(bare.argv[i : i + len(system)] == system for i in range(len(bare.argv))):
             raise RuntimeError("the backend's bwrap arguments do not hold bwrap._system_binds()")

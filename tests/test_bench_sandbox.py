@@ -135,12 +135,14 @@ def test_the_launcher_becomes_a_plain_user_switch_in_the_baseline(
     launcher = "/var/cache/rollbox/agent/rollbox-launch-0123456789abcdef"
     argv = [
         launcher, "--wait-fd", "9", "--cgroup", "/sys/fs/cgroup/pids/rollbox/x/tasks",
+        "--private-mounts", "--mount", "tmpfs", "/x/rw", "size=1m",
+        "--mkdir", "/x/rw/t", "755", "-1",
         "--user", "65534:65534", "--", "/usr/bin/bwrap", "--unshare-all", "/run/agent",
     ]  # fmt: skip
     bare = bench.BareBwrap(argv, "/usr/bin/bwrap", _sandbox_dir(tmp_path), tmp_path / "b")
     assert Path(bare.argv[0]).name == "chroot"
     assert bare.argv[1:5] == ["--userspec=65534:65534", "--groups=65534", "/", "/usr/bin/bwrap"]
-    assert not any("cgroup" in a or "wait-fd" in a for a in bare.argv)
+    assert not any("cgroup" in a or "wait-fd" in a or "/x/rw" in a for a in bare.argv)
     # not as root (no --user): bwrap is run directly
     argv = [launcher, "--cgroup", "/x/cgroup.procs", "--", "bwrap", "--unshare-all", "agent"]
     bare = bench.BareBwrap(argv, "bwrap", tmp_path / "state" / "s7", tmp_path / "c")

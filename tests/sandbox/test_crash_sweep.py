@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -32,6 +33,7 @@ OWNER = textwrap.dedent(
             "dirs": [str(sb._dir) for sb in sbs],
             "groups": [sb._group.name for sb in sbs],
             "agents": [[sb._agent_pid, start_time(sb._agent_pid)] for sb in sbs],
+            "bwraps": [sb._proc.pid for sb in sbs],
         }), flush=True)
         await asyncio.sleep(3600)
 
@@ -75,7 +77,13 @@ def test_sigkill_of_the_owner_of_50_sandboxes_leaves_nothing() -> None:
     owner_dir = dirs[0].parent
     assert len(set(info["groups"])) == 50 and all(d.exists() for d in dirs)
     assert len(_processes_of(owner_dir)) >= 200  # 50 × (bwrap, agent, two sleeps) at least
-    assert len(layers.mounts_beneath(owner_dir)) >= 100  # tmpfs + overlay per sandbox
+    # a tmpfs and an overlay per sandbox: in the host's mount table, or (with the compiled
+    # launcher) in the mount namespace each sandbox's bubblewrap runs in
+    workspace_mounts = len(layers.mounts_beneath(owner_dir)) + sum(
+        Path(f"/proc/{pid}/mountinfo").read_text().count(f" {d}/") for pid, d in
+        zip(info["bwraps"], info["dirs"], strict=True)
+    )  # fmt: skip
+    assert workspace_mounts >= 100
 
     owner.send_signal(signal.SIGKILL)
     owner.wait(timeout=30)
@@ -95,6 +103,9 @@ def test_sigkill_of_the_owner_of_50_sandboxes_leaves_nothing() -> None:
     assert _processes_of(owner_dir) == [], "processes of the killed owner's sandboxes survive"
     assert not owner_dir.exists()
     assert layers.mounts_beneath(owner_dir) == []
+    for pid in info["bwraps"]:  # gone, or a zombie whose reaping is init's job
+        with contextlib.suppress(FileNotFoundError):
+            assert "State:\tZ" in Path(f"/proc/{pid}/status").read_text(), f"bwrap {pid} lives"
     left = set(cgroups.detect().existing()) & set(info["groups"])
     assert left == set(), f"cgroups left: {sorted(left)[:5]}"
     for pid, started in info["agents"]:

@@ -219,8 +219,10 @@ async def test_root_home_and_work_show_only_the_interpreter(sandboxes: Sandboxes
         res = await sb.exec(["test", "-e", str(path)])
         assert res.exit_code == 1, f"{path} is visible inside the sandbox"
     # the state root where every sandbox's workspace lives is not visible either
-    res = await sb.exec(["test", "-e", str(Path(sb.workspace).parent)])  # type: ignore[attr-defined]
-    assert res.exit_code == 1
+    state_dir = sb._dir  # type: ignore[attr-defined]
+    for path in (state_dir, state_dir.parent, Path(sb.workspace)):
+        res = await sb.exec(["test", "-e", str(path)])
+        assert res.exit_code == 1, f"{path} is visible inside the sandbox"
     await sandboxes.close_and_check(sb)
 
 

@@ -184,7 +184,8 @@ class BwrapSandbox(Sandbox):
         self._waiting: dict[str, asyncio.Future[int]] = {}
         self._cpu: dict[str, float] = {}
         self._evt_buf = b""
-        self._ws: Path = Path("/nonexistent")
+        self._ws: Path = Path("/nonexistent")  # the workspace, as the host reaches it
+        self._upper: Path = Path("/nonexistent")  # its writable layer (the whole of it: copied)
         self._host: Host | None = None
         self._mounts: dict[str, Mount] = {}
         self._config: BwrapConfig = BwrapConfig()
@@ -239,7 +240,11 @@ class BwrapSandbox(Sandbox):
             self._layer = self._store.empty()
         else:
             self._layer = await self._store.from_dir_async(Path(workspace))
-        self._ws, tmp_dir = self._make_workspace(host, limits)
+        launch = host.launch.path if config.agent != "bash" else None
+        # as root with the launcher, the workspace's mounts are made in a mount namespace of the
+        # launcher's own (see launch.c), not in the host's
+        private = launch is not None and host.overlay and host.uid is not None
+        self._ws, tmp_dir, mount_ops = self._make_workspace(host, limits, private)
         self.file_uid = host.uid
         ctl = self._dir / "ctl"
         ctl.mkdir()
@@ -248,14 +253,40 @@ class BwrapSandbox(Sandbox):
         for m in mounts.values():
             if m.writable and host.uid is not None:
                 os.chown(m.host, host.uid, host.uid)
-        await self._spawn(host, tmp_dir, ctl, etc, own.dir, f"{own.tag}.s{n}")
+        await self._spawn(host, tmp_dir, ctl, etc, own.dir, f"{own.tag}.s{n}", launch, mount_ops)
+        if private:
+            # the host reaches the workspace through the launcher's (now bubblewrap's) namespace
+            assert self._proc is not None
+            self._ws = Path(f"/proc/{self._proc.pid}/root{self._ws}")
+            self._upper = Path(f"/proc/{self._proc.pid}/root{self._upper}")
 
-    def _make_workspace(self, host: Host, limits: Limits) -> tuple[Path, Path]:
+    def _make_workspace(
+        self, host: Host, limits: Limits, private: bool
+    ) -> tuple[Path, Path, list[str]]:
+        """The workspace and /tmp (paths as bubblewrap sees them), and the launcher's mount
+        operations when they are made in its namespace."""
         assert self._dir is not None and self._layer is not None
         uid = host.uid
+        if host.overlay and private:
+            rw, ws = self._dir / "rw", self._dir / "ws"
+            rw.mkdir()
+            ws.mkdir()
+            lower = ":".join(str(p) for p in self._layer.stack)
+            self._upper = rw / "upper"
+            ops = [
+                "--private-mounts",
+                "--mount", "tmpfs", str(rw), f"size={limits.disk_mb}m,mode=0755,nr_inodes=1000000",
+                "--mkdir", str(rw / "upper"), "755", str(uid),
+                "--mkdir", str(rw / "work"), "755", "-1",
+                "--mkdir", str(rw / "tmp"), "1777", "-1",
+                "--mount", "overlay", str(ws),
+                f"lowerdir={lower},upperdir={rw / 'upper'},workdir={rw / 'work'}",
+            ]  # fmt: skip
+            return ws, rw / "tmp", ops
         if host.overlay:
             rw = self._dir / "rw"
             rw.mkdir()
+            self._upper = rw / "upper"
             layers.mount(
                 "tmpfs", rw, "tmpfs", f"size={limits.disk_mb}m,mode=0755,nr_inodes=1000000"
             )
@@ -277,24 +308,41 @@ class BwrapSandbox(Sandbox):
             self._host_mounts.append(ws)
             if uid is not None:
                 os.chown(ws, uid, uid)
-            return ws, rw / "tmp"
+            return ws, rw / "tmp", []
         ws = self._dir / "ws"
+        self._upper = ws  # the copy fallback: the whole workspace is the state
         for p in reversed(self._layer.stack):
             layers.copy_tree(p, ws, uid, merge=True)
         tmp = self._dir / "tmp"
         tmp.mkdir()
         os.chmod(tmp, 0o1777)
-        return ws, tmp
+        return ws, tmp, []
 
     async def _spawn(
-        self, host: Host, tmp_dir: Path, ctl: Path, etc: Path, own_dir: Path, group: str
+        self,
+        host: Host,
+        tmp_dir: Path,
+        ctl: Path,
+        etc: Path,
+        own_dir: Path,
+        group: str,
+        launch: Path | None,
+        mount_ops: list[str],
     ) -> None:
+        lim = self.limits
+        group_limits = cgroups.Limits(
+            memory_bytes=lim.memory_mb << 20, pids=lim.pids, cpus=lim.cpus
+        )
+        if host.cgroups.version and launch is None:
+            # Without the launcher the group is made first: were it to fail after bubblewrap
+            # started, killing bubblewrap between its clone and its go-ahead to the child would
+            # leave that child waiting forever, outside any cgroup the sweep could find.
+            self._group = host.cgroups.create(group, group_limits)
         info_r, info_w = os.pipe()
         # The start waits on the gate until the sandbox's cgroup is made and the agent will be in
         # it: with the launcher, the launcher waits before it enters the cgroup and starts
         # bubblewrap; without, bubblewrap waits (--block-fd) until the host has moved the agent.
         gate_r, gate_w = os.pipe()
-        launch = host.launch.path if self._config.agent != "bash" else None
         seccomp_fds: tuple[int, ...] = ()
         filter_prog = seccomp.program()
         if filter_prog is not None:
@@ -358,7 +406,7 @@ class BwrapSandbox(Sandbox):
                         pre += ["--cgroup", str(entry)]
                 if host.uid is not None:
                     pre += ["--user", f"{host.uid}:{host.uid}"]
-                args = [*pre, "--", *args]
+                args = [*pre, *mount_ops, "--", *args]
             elif host.uid is not None:
                 # coreutils' chroot to / only to switch users: Popen(user=...) cannot use
                 # vfork, and forking a process with a model loaded costs milliseconds.
@@ -383,14 +431,9 @@ class BwrapSandbox(Sandbox):
         self._pidfd = os.pidfd_open(self._proc.pid)
         loop.add_reader(self._pidfd, self._on_exit)
         try:
-            if host.cgroups.version:
-                # made while the launcher (or bubblewrap) starts, which waits at the gate
-                lim = self.limits
-                self._group = host.cgroups.create(
-                    group,
-                    cgroups.Limits(memory_bytes=lim.memory_mb << 20, pids=lim.pids, cpus=lim.cpus),
-                )
             if launch is not None:
+                if host.cgroups.version:  # made while the launcher starts (it waits at the gate)
+                    self._group = host.cgroups.create(group, group_limits)
                 os.write(gate_w, b"1")  # the launcher enters the cgroup itself
             try:
                 info = await asyncio.wait_for(_read_json(info_r), timeout=10)
@@ -692,7 +735,7 @@ class BwrapSandbox(Sandbox):
             raise SandboxError("the sandbox is closed")
         assert self._store is not None and self._layer is not None and self._dir is not None
         store, base, group = self._store, self._layer, self._group
-        upper = self._dir / "rw" / "upper" if self._host and self._host.overlay else self._ws
+        upper = self._upper
 
         def capture() -> layers.Layer:
             if group is not None:
