@@ -8,11 +8,12 @@
  * In this order, whatever the order of the options: with --wait-fd it first waits for one byte
  * on FD (the host makes the cgroups meanwhile; EOF instead of the byte means the host gave up:
  * exit 125 without a word). Each FILE is a cgroup's `tasks` (v1) or `cgroup.procs` (v2) file;
- * the launcher writes "0" to it, which moves the writer itself. A process that moves itself (rather than being moved by pid, as
- * the host did before) skips the kernel's global threadgroup lock, whose first writer after an
- * idle moment waits for an RCU grace period (up to ~13 ms on a cgroup v1 host). Everything the
- * command starts is then born in the cgroups: bubblewrap, and the sandbox's agent. --user switches
- * to UID:GID with GID as the only group (as `chroot --userspec=UID:GID --groups=GID /` did).
+ * the launcher writes "0" to it, which moves the writer itself. A process that moves itself
+ * (rather than being moved by pid, as the host did before) skips the kernel's global threadgroup
+ * lock, whose first writer after an idle moment waits for an RCU grace period (up to ~13 ms on a
+ * cgroup v1 host). Everything the command starts is then born in the cgroups: bubblewrap, and
+ * the sandbox's agent. --user switches to UID:GID with GID as the only group (as
+ * `chroot --userspec=UID:GID --groups=GID /` did).
  * --private-mounts unshares a mount namespace (its mounts propagate nowhere) in which the --mount
  * and --mkdir operations then run, in their order: the sandbox's writable tmpfs and overlay live
  * there, outside the host's mount table (which bubblewrap copies at every start, so a table that
@@ -136,7 +137,8 @@ int main(int argc, char **argv) {
         errno = EINVAL;
         fail("no command after", "--");
     }
-    /* in this order, whatever the order of the options: the gate, the cgroups, the user */
+    /* in this order, whatever the order of the options: the gate, the cgroups, the mounts, the
+     * user */
     if (wait_fd != NULL) wait_for(wait_fd);
     for (int k = 0; k < n_cgroups; k++) enter(cgroups[k]);
     if (n_ops > 0 && !private) {
