@@ -315,7 +315,9 @@ class BareBwrap:
     flags, the same system binds (`bwrap._system_binds()`), /etc, interpreter, /proc, /dev,
     /tmp, workspace and control binds. What it lacks is the backend's own work: no cgroup, no
     tmpfs + overlay workspace, no agent and its handshake (--info-fd/--block-fd are dropped).
-    The sandbox's own directories that it binds are replaced by copies in `root`. A seccomp
+    The sandbox's own directories that it binds are replaced by copies in `root` (those the
+    launcher mounted in its own namespace are read through `view`, the /proc/PID/root of the
+    sandbox's bubblewrap). A seccomp
     filter (`--seccomp FD`) is replayed when its program is given: each run writes it into a
     pipe of its own, as the backend does.
     """
