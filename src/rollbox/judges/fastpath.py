@@ -108,7 +108,10 @@ class FastTestJudge(TestJudge):
             await pool.close()
             _rmtree(root)
         self._pools.clear()
+        # a warm pair's second sandbox (the code under test's) is not in the pool: close it too
+        codes = [w.code for w in self._warm.values() if w.code is not None]
         self._warm.clear()
+        await asyncio.gather(*(code.close() for code in codes), return_exceptions=True)
 
     async def warm(self, task: Task) -> None:
         """Start the task's pool now (otherwise the first verdict starts it)."""
