@@ -13,9 +13,10 @@ import pytest
 from rollbox.errors import SandboxError
 from rollbox.judges import VerdictStatus, judge_changes, judge_workspace, make_judge
 from rollbox.judges.fastpath import FastTestJudge
-from rollbox.sandbox import BwrapConfig, Factory
+from rollbox.sandbox import BwrapConfig, Factory, state
 from rollbox.tasks import load_task, load_tasks, materialize, reference_changes
 from tests.conftest import TASK_TOML, MakeTask
+from tests.sandbox.test_hostile_support import processes_naming
 
 SANDBOXES = Factory(BwrapConfig())
 BUNDLED = load_tasks("bundled")
@@ -126,29 +127,12 @@ def test_rollbox_judge_bad_input(tmp_path: Path) -> None:
 PYTEST_TASKS = [t for t in BUNDLED if t.spec.judge.type == "pytest"]
 
 
-def _live_bubblewraps() -> set[str]:
-    """bubblewrap processes of this process's sandboxes (their command lines name its state
-    directory)."""
-    from rollbox.sandbox import state
-
-    own = str(state.owner().dir).encode()
-    found = set()
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                cmdline, comm = (proc / "cmdline").read_bytes(), (proc / "comm").read_bytes()
-            except OSError:
-                continue
-            if own in cmdline and b"bwrap" in comm:
-                found.add(proc.name)
-    return found
-
-
 @pytest.mark.slow
 async def test_fast_path_verdicts_equal_cold_verdicts_on_every_bundled_task() -> None:
     """The fast path changes nothing but speed, on every bundled pytest task; closed, it leaves
     no sandbox open (a warm pair's code sandbox included)."""
-    before = _live_bubblewraps()
+    own = state.owner().dir
+    before = processes_naming(own).keys()
     async with FastTestJudge(SANDBOXES) as fast:
         for task in PYTEST_TASKS:
             cold = make_judge(task)
@@ -160,5 +144,5 @@ async def test_fast_path_verdicts_equal_cold_verdicts_on_every_bundled_task() ->
                     (o.name, o.status) for o in b.outcomes
                 ], task.id
     assert len(PYTEST_TASKS) >= 20
-    left = _live_bubblewraps() - before
+    left = processes_naming(own).keys() - before
     assert not left, f"{len(left)} sandboxes of the fast path are still open after close()"

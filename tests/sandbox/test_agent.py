@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import os
 import subprocess
@@ -15,6 +14,7 @@ from rollbox.errors import SandboxError
 from rollbox.sandbox import BwrapConfig, Sandbox, agentbuild, cgroups, make_sandbox, state
 from rollbox.sandbox import bwrap as bwrap_mod
 from rollbox.sandbox.doctor import host_checks
+from tests.sandbox.test_hostile_support import host_processes, processes_naming
 
 needs_cc = pytest.mark.skipif(agentbuild.compiler() is None, reason="no C compiler here")
 
@@ -224,18 +224,12 @@ async def test_everything_in_a_sandbox_is_in_its_cgroups(agent: str) -> None:
         pidns = os.readlink(f"/proc/{pid}/ns/pid")
 
         def agent_and_sleep() -> list[int]:  # (a request's reporter may be on its way out)
-            found = []
-            for entry in os.listdir("/proc"):
-                if entry.isdigit():
-                    try:
-                        if os.readlink(f"/proc/{entry}/ns/pid") == pidns and (
-                            int(entry) == pid
-                            or Path(f"/proc/{entry}/comm").read_text() == "sleep\n"
-                        ):
-                            found.append(int(entry))
-                    except OSError:
-                        continue
-            return found
+            return [
+                p.pid
+                for p in host_processes()
+                if p.pidns == pidns and not p.zombie
+                and (p.pid == pid or p.cmdline.startswith("sleep"))
+            ]  # fmt: skip
 
         inside = agent_and_sleep()
         for _ in range(100):  # the background child may not have become `sleep` yet
@@ -286,7 +280,7 @@ async def test_a_cgroup_that_cannot_be_made_fails_the_start_and_leaves_nothing(
     monkeypatch.setattr(type(host.cgroups), "create", refuse)
     own = state.owner()
     # (sandboxes that other tests of this process keep open, warm judges say, are not ours)
-    before_procs = set(_naming(own.dir))
+    before_procs = processes_naming(own.dir).keys()
     for agent in ("auto", "bash"):  # (auto: compiled where a C compiler is found)
         for _ in range(5):  # (a leak that depends on timing gets five chances to show)
             with pytest.raises(SandboxError, match="refused for the test"):
@@ -295,22 +289,12 @@ async def test_a_cgroup_that_cannot_be_made_fails_the_start_and_leaves_nothing(
     # and no process: a bubblewrap (or its child) started for one of them would name the
     # state directory in its command line
     for _ in range(50):
-        left = set(_naming(own.dir)) - before_procs
+        now = processes_naming(own.dir)
+        left = {pid: cmd for pid, cmd in now.items() if pid not in before_procs}
         if not left:
             break
         await asyncio.sleep(0.05)
-    assert not left, [(p.name, (p / "comm").read_text()) for p in left]
-
-
-def _naming(directory: Path) -> list[Path]:
-    """Live processes whose command line names `directory`."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            with contextlib.suppress(OSError):
-                if str(directory).encode() in (proc / "cmdline").read_bytes():
-                    found.append(proc)
-    return found
+    assert not left, left
 
 
 @needs_cc

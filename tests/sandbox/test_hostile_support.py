@@ -84,6 +84,14 @@ class HostProc:
         return self.state.startswith(("Z", "X"))
 
 
+def processes_naming(directory: Path) -> dict[int, str]:
+    """Live host processes whose command line names `directory` (a rollbox process's state
+    directory: its sandboxes' bubblewraps and launchers), pid -> command line."""
+    return {
+        p.pid: p.cmdline for p in host_processes() if str(directory) in p.cmdline and not p.zombie
+    }
+
+
 def host_processes() -> list[HostProc]:
     """Every process on the host, as root sees it (races with exits are skipped)."""
     out = []

@@ -24,7 +24,7 @@ import subprocess
 import sys
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -580,28 +580,26 @@ class BwrapSandbox(Sandbox):
         try:
             req.send()
             deadline = t0 + wall
-            while status is None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    timed_out = True
-                    break
-                try:
-                    step = min(left, CPU_POLL_S) if group else left
-                    status = await asyncio.wait_for(asyncio.shield(req.done), timeout=step)
-                except TimeoutError:
-                    if group is not None and group.cpu_s() - cpu0 > cpu:
-                        timed_out = True
-                        break
-            # The command killed its reporter (`kill -9 -1` under the bash agent) and may still
-            # run: its output is whole once it lets go of it, within the same limits.
-            while req.reporter_lost and not timed_out and not req.output_closed.is_set():
-                left = deadline - time.monotonic()
-                if left <= 0 or (group is not None and group.cpu_s() - cpu0 > cpu):
-                    timed_out = True
-                    break
-                with contextlib.suppress(TimeoutError):
-                    step = min(left, CPU_POLL_S) if group else left
-                    await asyncio.wait_for(req.output_closed.wait(), timeout=step)
+
+            async def within_limits(wait: Callable[[], Awaitable[object]]) -> bool:
+                """Wait; False at the wall limit or (polled from the cgroup) the CPU limit."""
+                while (left := deadline - time.monotonic()) > 0:
+                    try:
+                        step = min(left, CPU_POLL_S) if group else left
+                        await asyncio.wait_for(wait(), timeout=step)
+                        return True
+                    except TimeoutError:
+                        if group is not None and group.cpu_s() - cpu0 > cpu:
+                            return False
+                return False
+
+            timed_out = not await within_limits(lambda: asyncio.shield(req.done))
+            if not timed_out:
+                status = req.done.result()
+                if req.reporter_lost:
+                    # The command killed its reporter (`kill -9 -1` under the bash agent) and
+                    # may still run: its output is whole once it lets go of it.
+                    timed_out = not await within_limits(req.output_closed.wait)
             if timed_out:
                 status = await req.kill()
         finally:
